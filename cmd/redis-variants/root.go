@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// commands holds one constructor per subcommand; each subcommand's file
+// registers itself with register in an init function.
+var commands []func(*globals) *cobra.Command
+
+func register(f func(*globals) *cobra.Command) { commands = append(commands, f) }
+
+// globals are the flags every command shares.
+type globals struct {
+	File     string // variants file
+	Runs     string // folder holding one folder per run
+	RunDir   string // a specific run folder ("" = new or latest, per command)
+	State    string // state folder: caches, daemons' data
+	Registry string // local registry host:port
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func newRoot() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "redis-variants",
+		Short:         "Build, verify, benchmark, rank and publish tuned Redis images from one variants.yaml",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.File, "file", "f", "variants.yaml", "variants file")
+	pf.StringVar(&g.Runs, "runs", envOr("RV_RUNS", "runs"), "folder of run folders")
+	pf.StringVar(&g.RunDir, "run", "", "run folder to use (default: a new one for build/run, the latest for later stages)")
+	pf.StringVar(&g.State, "state", envOr("RV_STATE", ".state"), "state folder (source cache, daemon data)")
+	pf.StringVar(&g.Registry, "registry", envOr("RV_REGISTRY", "127.0.0.1:5000"), "local registry (host:port) used as Docker Hub mirror")
+	for _, f := range commands {
+		root.AddCommand(f(g))
+	}
+	return root
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redis-variants/redis-variants/baseimage"
+)
+
+func init() { register(newCmdSeedBase) }
+
+// newCmdSeedBase is used by scripts/setup.sh: it pushes a debootstrapped
+// root file system as debian:<suite>-slim to the local registry.
+func newCmdSeedBase(g *globals) *cobra.Command {
+	var tar, ref, suite string
+	cmd := &cobra.Command{
+		Use:    "seed-base --tar ROOTFS.tar --ref REGISTRY/library/debian:SUITE-slim --suite SUITE",
+		Short:  "Push a debootstrapped root file system as a Debian base image (used by set-up)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			img, err := baseimage.Image(tar, suite)
+			if err != nil {
+				return err
+			}
+			d, err := baseimage.Push(cmd.Context(), img, ref)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s@%s\n", ref, d)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tar, "tar", "", "tar of the root file system")
+	cmd.Flags().StringVar(&ref, "ref", "", "image reference to push")
+	cmd.Flags().StringVar(&suite, "suite", "bookworm", "Debian suite")
+	cmd.MarkFlagRequired("tar")
+	cmd.MarkFlagRequired("ref")
+	return cmd
+}

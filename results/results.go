@@ -1,0 +1,118 @@
+// Package results is the run folder that ties the stages together: one
+// folder per run, every file written atomically (temporary file, fsync,
+// rename), so an interrupted run loses nothing it had finished.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Run is one run's results folder, e.g. runs/20261129-223300.
+type Run struct {
+	Dir string
+}
+
+// NewRunID returns a sortable run ID for now.
+func NewRunID(t time.Time) string { return t.UTC().Format("20060102-150405") }
+
+// Open creates (or reopens, to resume) the run folder dir.
+func Open(dir string) (*Run, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating run folder: %w", err)
+	}
+	return &Run{Dir: dir}, nil
+}
+
+// Latest returns the newest run folder under root, or "" when there is none.
+func Latest(root string) (string, error) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	latest := ""
+	for _, e := range ents {
+		if e.IsDir() && e.Name() > latest && e.Name()[0] != '.' {
+			latest = e.Name()
+		}
+	}
+	if latest == "" {
+		return "", nil
+	}
+	return filepath.Join(root, latest), nil
+}
+
+// Path joins elem under the run folder.
+func (r *Run) Path(elem ...string) string {
+	return filepath.Join(append([]string{r.Dir}, elem...)...)
+}
+
+// WriteJSON writes v as indented JSON to rel, atomically.
+func (r *Run) WriteJSON(rel string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", rel, err)
+	}
+	return WriteFile(r.Path(rel), append(b, '\n'))
+}
+
+// ReadJSON reads rel into v.
+func (r *Run) ReadJSON(rel string, v any) error {
+	b, err := os.ReadFile(r.Path(rel))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decoding %s: %w", r.Path(rel), err)
+	}
+	return nil
+}
+
+// Exists reports whether rel exists in the run folder.
+func (r *Run) Exists(rel string) bool {
+	_, err := os.Stat(r.Path(rel))
+	return err == nil
+}
+
+// WriteFile writes data to path atomically: a temporary file in the same
+// folder, fsynced, then renamed over path.
+func WriteFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming into %s: %w", path, err)
+	}
+	ok = true
+	return nil
+}

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# scripts/setup.sh: bring every real part redis-variants needs up on this
+# machine, idempotently. Installs Debian packages, builds buildkitd (and
+# buildctl) at the buildkit version go.mod pins, starts dockerd, a local
+# Distribution registry and buildkitd when they do not already answer, seeds
+# debian:{bookworm,trixie}-slim stand-ins when Docker Hub cannot be reached,
+# and fills the content-addressed source cache.
+#
+# State and logs live in one folder: $RV_STATE (default .state under the repo).
+# Environment:
+#   RV_STATE        state folder (default: <repo>/.state)
+#   RV_REGISTRY     local registry host:port (default 127.0.0.1:5000)
+#   RV_MIN_FREE_MB  refuse to start with less free disk (default 8000)
+#   RV_SKIP_APT=1   do not install Debian packages
+#   RV_SEED_SUITES  Debian suites to seed as debian:<suite>-slim (default "bookworm trixie")
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE=${RV_STATE:-$ROOT/.state}
+case $STATE in /*) ;; *) STATE=$ROOT/$STATE ;; esac
+REGISTRY=${RV_REGISTRY:-127.0.0.1:5000}
+MIN_FREE_MB=${RV_MIN_FREE_MB:-8000}
+BUILDKIT_SOCK=/run/buildkit/buildkitd.sock
+DOCKER_SOCK=/var/run/docker.sock
+LOGS=$STATE/logs
+BIN=$STATE/bin
+SEED_SUITES=${RV_SEED_SUITES:-bookworm trixie}
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+t0=$(date +%s.%N)
+elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
+
+mkdir -p "$STATE" "$LOGS" "$BIN" "$STATE/locks"
+
+# One set-up at a time.
+exec 9>"$STATE/locks/setup.lock"
+if ! flock -n 9; then
+	die "another set-up is running (pid $(cat "$STATE/locks/setup.pid" 2>/dev/null || echo '?')); wait for it or kill it"
+fi
+echo $$ >"$STATE/locks/setup.pid"
+
+# Enough disk for images, BuildKit's cache and Redis builds.
+free_mb=$(df -Pm "$STATE" | awk 'NR==2{print $4}')
+if [ "${free_mb:-0}" -lt "$MIN_FREE_MB" ]; then
+	die "not enough free disk in $STATE: ${free_mb} MB free, need ${MIN_FREE_MB} MB (free space, or set RV_MIN_FREE_MB)"
+fi
+
+[ "$(id -u)" = 0 ] || die "set-up must run as root (it starts dockerd and buildkitd)"
+
+# --- Debian packages -------------------------------------------------------
+PKGS=(docker.io runc containerd iptables debootstrap docker-registry redis-server redis-tools
+	tcl procps util-linux iproute2 curl ca-certificates xz-utils chromium binutils)
+if [ "${RV_SKIP_APT:-}" != 1 ]; then
+	missing=()
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		say "installing Debian packages: ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -q >"$LOGS/apt.log" 2>&1 || { tail -20 "$LOGS/apt.log" >&2; die "apt-get update failed (log: $LOGS/apt.log)"; }
+		apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$LOGS/apt.log" 2>&1 ||
+			{ tail -20 "$LOGS/apt.log" >&2; die "apt-get install ${missing[*]} failed (log: $LOGS/apt.log)"; }
+	fi
+fi
+for c in dockerd containerd runc docker-registry debootstrap iptables; do
+	command -v "$c" >/dev/null || die "$c is missing after install; install Debian's package providing it"
+done
+
+# --- Go binaries: buildkitd/buildctl at go.mod's buildkit version, the tool --
+BK_VERSION=$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/moby/buildkit)
+build_if_stale() { # name pkg
+	local out=$BIN/$1 stamp=$BIN/$1.version
+	if [ -x "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$BK_VERSION" ]; then return; fi
+	say "building $1 $BK_VERSION from the Go module proxy"
+	(cd "$ROOT" && go build -trimpath -ldflags "-X github.com/moby/buildkit/version.Version=$BK_VERSION" -o "$out.tmp" "$2") ||
+		die "building $1 failed"
+	mv "$out.tmp" "$out"
+	echo "$BK_VERSION" >"$stamp"
+}
+build_if_stale buildkitd github.com/moby/buildkit/cmd/buildkitd
+build_if_stale buildctl github.com/moby/buildkit/cmd/buildctl
+
+# --- daemons -----------------------------------------------------------------
+port_owner() { ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\).*/\1/p' | head -1; }
+
+wait_for() { # name seconds logfile command...
+	local name=$1 secs=$2 log=$3
+	shift 3
+	for _ in $(seq $((secs * 5))); do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		if [ -n "${PID:-}" ] && ! kill -0 "$PID" 2>/dev/null; then
+			tail -25 "$log" >&2
+			die "$name exited while starting (log: $log)"
+		fi
+		sleep 0.2
+	done
+	tail -25 "$log" >&2
+	die "$name did not answer within ${secs}s (log: $log)"
+}
+
+docker_up() { curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/_ping; }
+if docker_up >/dev/null 2>&1; then
+	say "dockerd answers"
+else
+	say "starting dockerd (data $STATE/docker, log $LOGS/dockerd.log)"
+	mkdir -p "$STATE/docker"
+	rm -f /var/run/docker.pid
+	PID=$(setsid dockerd --data-root "$STATE/docker" --host "unix://$DOCKER_SOCK" \
+		--insecure-registry "$REGISTRY" --pidfile /var/run/docker.pid \
+		>"$LOGS/dockerd.log" 2>&1 </dev/null & echo $!)
+	wait_for dockerd 60 "$LOGS/dockerd.log" docker_up
+	PID=
+fi
+
+registry_up() { curl -sf "http://$REGISTRY/v2/"; }
+if registry_up >/dev/null 2>&1; then
+	say "registry answers at $REGISTRY"
+else
+	port=${REGISTRY##*:}
+	owner=$(port_owner "$port")
+	[ -z "$owner" ] || die "port $port is taken by $owner, which is not a registry; stop it or set RV_REGISTRY=127.0.0.1:<free port>"
+	say "starting registry at $REGISTRY (data $STATE/registry, log $LOGS/registry.log)"
+	mkdir -p "$STATE/registry/data"
+	cat >"$STATE/registry/config.yml" <<EOF
+version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: $STATE/registry/data}
+  delete: {enabled: true}
+http: {addr: $REGISTRY}
+EOF
+	PID=$(setsid docker-registry serve "$STATE/registry/config.yml" >"$LOGS/registry.log" 2>&1 </dev/null & echo $!)
+	wait_for registry 30 "$LOGS/registry.log" registry_up
+	PID=
+fi
+
+# Docker Hub reachable? If not, the local registry stands in as its mirror.
+HUB=0
+if curl -s -m 5 -o /dev/null https://registry-1.docker.io/v2/; then HUB=1; fi
+
+mkdir -p "$STATE/buildkit"
+{
+	echo "root = \"$STATE/buildkit/root\""
+	echo '[grpc]'
+	echo "  address = [\"unix://$BUILDKIT_SOCK\"]"
+	echo '[worker.oci]'
+	echo '  enabled = true'
+	echo '  gc = true'
+	echo '  gckeepstorage = "30GB"'
+	echo '[worker.containerd]'
+	echo '  enabled = false'
+	echo "[registry.\"$REGISTRY\"]"
+	echo '  http = true'
+	echo '  insecure = true'
+	if [ "$HUB" = 0 ]; then
+		echo '[registry."docker.io"]'
+		echo "  mirrors = [\"$REGISTRY\"]"
+	fi
+} >"$STATE/buildkit/buildkitd.toml.new"
+cfg_changed=1
+cmp -s "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml" && cfg_changed=0
+mv "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml"
+
+buildkit_up() { "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers; }
+if buildkit_up >/dev/null 2>&1 && [ "$cfg_changed" = 0 ]; then
+	say "buildkitd answers"
+else
+	if [ "$cfg_changed" = 1 ] && pkill -x buildkitd; then
+		say "restarting buildkitd (configuration changed)"
+		sleep 1
+	fi
+	say "starting buildkitd $BK_VERSION (root $STATE/buildkit/root, log $LOGS/buildkitd.log)"
+	mkdir -p "$(dirname "$BUILDKIT_SOCK")"
+	rm -f "$BUILDKIT_SOCK"
+	PID=$(setsid "$BIN/buildkitd" --config "$STATE/buildkit/buildkitd.toml" \
+		>"$LOGS/buildkitd.log" 2>&1 </dev/null & echo $!)
+	wait_for buildkitd 60 "$LOGS/buildkitd.log" buildkit_up
+	PID=
+fi
+
+say "building redis-variants"
+(cd "$ROOT" && go build -o "$BIN/redis-variants.tmp" ./cmd/redis-variants) || die "building redis-variants failed"
+mv "$BIN/redis-variants.tmp" "$BIN/redis-variants"
+RV=$BIN/redis-variants
+
+# --- base images -----------------------------------------------------------
+mirror=$(sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1)
+[ -n "$mirror" ] || mirror=$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+if [ "$HUB" = 1 ]; then
+	say "Docker Hub answers: base images are pulled from it"
+else
+	for suite in $SEED_SUITES; do
+		ref=$REGISTRY/library/debian:$suite-slim
+		if curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' \
+			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim"; then
+			say "debian:$suite-slim is in the local registry"
+			continue
+		fi
+		say "seeding debian:$suite-slim from $mirror with debootstrap (log $LOGS/debootstrap-$suite.log)"
+		dir=$STATE/rootfs/$suite
+		rm -rf "$dir" "$dir.tar"
+		mkdir -p "$dir"
+		debootstrap --variant=minbase "$suite" "$dir" "$mirror" >"$LOGS/debootstrap-$suite.log" 2>&1 ||
+			{ tail -20 "$LOGS/debootstrap-$suite.log" >&2; die "debootstrap $suite failed (log: $LOGS/debootstrap-$suite.log)"; }
+		bash "$ROOT/scripts/slim-rootfs.sh" "$dir" "$mirror" "$suite"
+		tar --numeric-owner -C "$dir" -cf "$dir.tar" .
+		"$RV" seed-base --registry "$REGISTRY" --tar "$dir.tar" --ref "$ref" --suite "$suite" ||
+			die "pushing $ref failed"
+		rm -rf "$dir" "$dir.tar"
+	done
+fi
+
+# --- sources -----------------------------------------------------------------
+say "filling the source cache ($STATE/cache/sources)"
+(cd "$ROOT" && "$RV" fetch --state "$STATE" -f "${RV_FILE:-variants.yaml}") || die "filling the source cache failed"
+
+say "ready in $(elapsed)s: dockerd unix://$DOCKER_SOCK, buildkitd unix://$BUILDKIT_SOCK, registry $REGISTRY"

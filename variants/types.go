@@ -1,0 +1,147 @@
+// Package variants turns a variants.yaml file into a validated Plan: the
+// exact list of images to build, the references they are ranked against,
+// the runtime configurations and the benchmark profiles.
+package variants
+
+import "time"
+
+// Kinds of build target.
+const (
+	KindVariant  = "variant"        // a tuned build from source
+	KindDistro   = "distro-package" // the base image's own redis-server package
+	KindOfficial = "official"       // the Docker Hub official image, or its recipe rebuilt
+)
+
+// Allocators.
+const (
+	AllocJemalloc       = "jemalloc"        // Redis's bundled jemalloc (MALLOC=jemalloc)
+	AllocJemallocSystem = "jemalloc-system" // Debian's libjemalloc
+	AllocMimalloc       = "mimalloc"        // Debian's libmimalloc, linked to interpose malloc
+	AllocTcmalloc       = "tcmalloc"        // Debian's libtcmalloc-minimal (MALLOC=tcmalloc)
+	AllocLibc           = "libc"            // glibc malloc (MALLOC=libc)
+)
+
+// Compiler is a compiler family (gcc, clang, zig) and version ("12", "16", "0.11.0").
+type Compiler struct {
+	Family  string `json:"family"`
+	Version string `json:"version"`
+}
+
+func (c Compiler) String() string { return c.Family + "-" + c.Version }
+
+// Source is a Redis (or toolchain) source archive, identified by its sha256.
+type Source struct {
+	Name      string     `json:"name"`
+	Version   string     `json:"version,omitempty"`
+	URL       string     `json:"url,omitempty"`
+	Path      string     `json:"path,omitempty"` // a local file instead of a URL
+	SHA256    string     `json:"sha256"`
+	Fallbacks []Fallback `json:"fallbacks,omitempty"` // tried in order when URL cannot be had
+}
+
+// Fallback is another place the same source can be had, with its own
+// checksum (a repacked tarball differs byte for byte from upstream's).
+// URL may be http(s)://, file://, "debian:<pool path>" (fetched from the
+// machine's own apt mirror) or "npm:<package>@<version>" (the npm registry).
+type Fallback struct {
+	URL    string `json:"url"`
+	SHA256 string `json:"sha256"`
+}
+
+// Pos is a place in a file, for diagnostics.
+type Pos struct {
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+}
+
+// Variant is one image to build: a tuned variant or a reference.
+// All fields are resolved (defaults applied) after Load.
+type Variant struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"` // KindVariant, KindDistro, KindOfficial
+	ID        string   `json:"id"`   // 12 hex digits of the normalized spec's sha256
+	Redis     string   `json:"redis"`
+	Source    Source   `json:"source"`
+	Base      string   `json:"base"`
+	Compiler  Compiler `json:"compiler"`
+	Opt       string   `json:"opt"`             // O0, O1, O2, O3, Os, Ofast
+	March     string   `json:"march,omitempty"` // "" means the compiler's default
+	Mtune     string   `json:"mtune,omitempty"`
+	LTO       string   `json:"lto"` // off, thin, full
+	CFlags    []string `json:"cflags,omitempty"`
+	LDFlags   []string `json:"ldflags,omitempty"`
+	Allocator string   `json:"allocator"`
+	TLS       bool     `json:"tls"`
+	Image     string   `json:"image,omitempty"` // for KindOfficial: the image to pull when reachable
+	Pos       Pos      `json:"pos,omitempty"`
+
+	// Toolchain is the compiler's own source archive, for compilers that
+	// come from the source cache rather than the base image (zig).
+	Toolchain Source `json:"toolchain,omitzero"`
+	// Description is free text from the file, for reports.
+	Description string `json:"description,omitempty"`
+}
+
+// IsReference reports whether v is a reference rather than a tuned variant.
+func (v Variant) IsReference() bool { return v.Kind != KindVariant }
+
+// Runtime is one runtime configuration a benchmark runs an image under.
+type Runtime struct {
+	Name       string `json:"name"`
+	Network    string `json:"network"` // host, bridge, unix (network none + unix socket on a shared volume)
+	Seccomp    string `json:"seccomp"` // default, unconfined
+	ServerCPUs string `json:"server_cpus,omitempty"`
+	ClientCPUs string `json:"client_cpus,omitempty"`
+}
+
+// Profile is a benchmark profile.
+type Profile struct {
+	Name      string        `json:"name"`
+	Tests     []string      `json:"tests"`     // loadgen test names, e.g. SET, GET, LRANGE_100
+	Clients   int           `json:"clients"`   // connections
+	Pipelines []int         `json:"pipelines"` // pipeline depths
+	DataSize  int           `json:"data_size"` // bytes
+	Keyspace  int           `json:"keyspace"`
+	Duration  time.Duration `json:"duration"` // measured time per trial
+	Warmup    time.Duration `json:"warmup"`
+	Trials    int           `json:"trials"`     // minimum trials per (image, runtime, test)
+	MaxTrials int           `json:"max_trials"` // adaptive repetition stops here
+	Budget    time.Duration `json:"budget"`     // wall-clock budget for the whole bench stage
+}
+
+// Plan is a loaded, validated, expanded variants file.
+type Plan struct {
+	File       string             `json:"file"`
+	Variants   []Variant          `json:"variants"`
+	References []Variant          `json:"references"`
+	Runtimes   []Runtime          `json:"runtimes"`
+	Profiles   map[string]Profile `json:"profiles"`
+	Sources    map[string]Source  `json:"sources"`
+	Warnings   []Diagnostic       `json:"warnings,omitempty"`
+}
+
+// All returns references then variants.
+func (p *Plan) All() []Variant {
+	out := make([]Variant, 0, len(p.References)+len(p.Variants))
+	out = append(out, p.References...)
+	return append(out, p.Variants...)
+}
+
+// Lookup finds a variant or reference by name.
+func (p *Plan) Lookup(name string) (Variant, bool) {
+	for _, v := range p.All() {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// Diagnostic is one error or warning about a variants file.
+type Diagnostic struct {
+	Pos      Pos    `json:"pos"`
+	Field    string `json:"field"`
+	Message  string `json:"message"`
+	Severity string `json:"severity"` // error, warning
+}
