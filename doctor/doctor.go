@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/distribution/reference"
 	bk "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/client/llb/sourceresolver"
 	gateway "github.com/moby/buildkit/frontend/gateway/client"
@@ -172,8 +173,13 @@ func buildkitCheck(o Options) func(context.Context) []Check {
 // ResolveImage asks buildkitd to resolve ref, as a Dockerfile's FROM would
 // (through its registry mirrors), and returns the digest.
 func ResolveImage(ctx context.Context, cl *bk.Client, ref string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", fmt.Errorf("parsing image reference %q: %w", ref, err)
+	}
+	ref = reference.TagNameOnly(named).String()
 	var dgst string
-	_, err := cl.Build(ctx, bk.SolveOpt{}, "redis-variants-doctor", func(ctx context.Context, gw gateway.Client) (*gateway.Result, error) {
+	_, err = cl.Build(ctx, bk.SolveOpt{}, "redis-variants-doctor", func(ctx context.Context, gw gateway.Client) (*gateway.Result, error) {
 		_, d, _, err := gw.ResolveImageConfig(ctx, ref, sourceresolver.Opt{ImageOpt: &sourceresolver.ResolveImageOpt{ResolveMode: "default"}})
 		if err != nil {
 			return nil, err

@@ -91,7 +91,7 @@ func Smoke(ctx context.Context, registry string) (SmokeResult, error) {
 		return res, err
 	}
 
-	srv, err := ec.StartServer(ctx, engine.ServerSpec{Image: res.Image, Network: "none", Cmd: []string{"cat", "/smoke"}})
+	srv, err := ec.StartServer(ctx, engine.ServerSpec{Image: res.Image, Network: "bridge", Cmd: []string{"cat", "/smoke"}})
 	if err != nil {
 		return res, fmt.Errorf("running the smoke image: %w", err)
 	}
