@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+func init() { register(newCmdPlan) }
+
+// planOptions are the flags of `redis-variants plan`. Add new output modes
+// here and dispatch on them in runPlan.
+type planOptions struct {
+	JSON bool // print the whole Plan as JSON instead of a table
+}
+
+// newCmdPlan builds `redis-variants plan`: load and validate the variants
+// file, print the expanded references and variants.
+func newCmdPlan(g *globals) *cobra.Command {
+	o := &planOptions{}
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Validate the variants file and show the expanded references and variants",
+		Long: `Validate the variants file and show what would be built: every reference
+and variant (matrices expanded), with its ID, compiler, flags, allocator,
+base image and source. Warnings go to stderr; any validation error is
+printed (file:line:column: field: message) and the command fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.JSON, "json", false, "print the plan as JSON")
+	return cmd
+}
+
+// loadPlan loads g.File, printing validation errors and warnings to errw.
+func loadPlan(errw io.Writer, g *globals) (*variants.Plan, error) {
+	plan, err := variants.Load(g.File)
+	var verr *variants.Error
+	if errors.As(err, &verr) {
+		fmt.Fprintln(errw, verr.Error())
+		return nil, fmt.Errorf("%s: %d error(s)", g.File, len(verr.Diagnostics))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintln(errw, w.String())
+	}
+	return plan, nil
+}
+
+func runPlan(out, errw io.Writer, g *globals, o *planOptions) error {
+	plan, err := loadPlan(errw, g)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(plan)
+	}
+	return writePlanTable(out, plan)
+}
+
+// writePlanTable prints one row per reference and variant.
+func writePlanTable(out io.Writer, plan *variants.Plan) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tID\tCOMPILER\tOPT\tMARCH\tMTUNE\tLTO\tFLAGS\tALLOCATOR\tTLS\tBASE\tSOURCE")
+	for _, v := range plan.All() {
+		comp := "-"
+		if v.Compiler.Family != "" {
+			comp = v.Compiler.String()
+		}
+		src := dash(v.Source.Name)
+		if v.Kind == variants.KindOfficial && v.Image != "" {
+			src += " (image " + v.Image + ")"
+		}
+		if v.Kind == variants.KindDistro {
+			src = "apt redis-server " + v.Redis
+		}
+		var flags []string
+		flags = append(flags, v.CFlags...)
+		for _, f := range v.LDFlags {
+			flags = append(flags, "ld:"+f)
+		}
+		tls := "no"
+		if v.TLS {
+			tls = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			v.Name, v.Kind, v.ID, comp, dash(v.Opt), dash(v.March), dash(v.Mtune), dash(v.LTO),
+			dash(strings.Join(flags, " ")), dash(v.Allocator), tls, v.Base, src)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var rts []string
+	for _, r := range plan.Runtimes {
+		rts = append(rts, r.Name)
+	}
+	fmt.Fprintf(out, "\n%d references, %d variants; runtimes: %s; profiles: %s\n",
+		len(plan.References), len(plan.Variants), strings.Join(rts, ", "), strings.Join(profileNames(plan), ", "))
+	return nil
+}
+
+func profileNames(plan *variants.Plan) []string {
+	var names []string
+	for _, n := range []string{"quick", "full"} {
+		if _, ok := plan.Profiles[n]; ok {
+			names = append(names, n)
+		}
+	}
+	var rest []string
+	for n := range plan.Profiles {
+		if n != "quick" && n != "full" {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := newRoot()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), errb.String(), err
+}
+
+func TestPlanTable(t *testing.T) {
+	out, errs, err := runCmd(t, "plan", "-f", "../../variants.yaml")
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, errs)
+	}
+	for _, want := range []string{"NAME", "stock-debian", "official", "gcc-o3-native-mimalloc", "zig-0.11.0", "clang16-o3-lto", "x86-64-v3", "2 references, 5 variants"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "warning: variants[0].march: -march=native") {
+		t.Errorf("warnings not on stderr: %q", errs)
+	}
+}
+
+func TestPlanJSON(t *testing.T) {
+	out, _, err := runCmd(t, "plan", "-f", "../../variants.yaml", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p variants.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(p.Variants) != 5 || len(p.References) != 2 || p.Variants[0].ID == "" {
+		t.Errorf("plan = %+v", p)
+	}
+}
+
+func TestPlanInvalid(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(f, []byte("variants:\n  - {name: a, allocator: mimaloc, opt: O9}\n"), 0o644)
+	out, errs, err := runCmd(t, "plan", "-f", f)
+	if err == nil {
+		t.Fatalf("invalid file accepted:\n%s", out)
+	}
+	for _, want := range []string{f + ":2:26: variants[0].allocator: unknown value \"mimaloc\" (did you mean \"mimalloc\"?)", "variants[0].opt: unknown optimization level"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+}
