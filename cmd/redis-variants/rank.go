@@ -1,0 +1,180 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/report"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+func init() { register(newCmdRank) }
+
+func newCmdRank(g *globals) *cobra.Command {
+	var primary string
+	cmd := &cobra.Command{
+		Use:   "rank",
+		Short: "Rank a run's benchmark trials and write report.md, .csv, .json and .html",
+		Long: `Read every trials/**/*.json of a run (--run, default the latest under --runs),
+rank the images against the references with the statistics described in
+the report (medians with distribution-free intervals, Mann–Whitney tests
+with Holm correction, geometric-mean scores with bootstrap intervals; "tie"
+whenever the data cannot separate two images), and write ranking.json,
+report.md, report.csv, report.json and report.html into the run folder.
+Nothing is re-run; an unreadable trial file is reported and left out.`,
+		Example: `  redis-variants rank
+  redis-variants rank --run runs/20261129-223300 --primary official`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRank(cmd, g, primary)
+		},
+	}
+	cmd.Flags().StringVar(&primary, "primary", "", "reference the ranks are computed against (default: the plan's first reference)")
+	return cmd
+}
+
+func runRank(cmd *cobra.Command, g *globals, primary string) error {
+	dir := g.RunDir
+	if dir == "" {
+		latest, err := results.Latest(g.Runs)
+		if err != nil {
+			return fmt.Errorf("finding the latest run under %s: %w", g.Runs, err)
+		}
+		if latest == "" {
+			return fmt.Errorf("no run folder under %s: run `redis-variants bench` first, or pass --run", g.Runs)
+		}
+		dir = latest
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("run folder %s does not exist", dir)
+	}
+	run := &results.Run{Dir: dir}
+	trials, errs := report.LoadTrials(run.Path("trials"))
+	if len(trials) == 0 {
+		if len(errs) > 0 {
+			return fmt.Errorf("no readable trial in %s: %w", run.Path("trials"), errors.Join(errs...))
+		}
+		return fmt.Errorf("no trial in %s: run `redis-variants bench --run %s` first", run.Path("trials"), dir)
+	}
+	ctx, th := rankContext(run, primary)
+	ctx.Generated = time.Now()
+	for _, e := range errs {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", e)
+		ctx.Notes = append(ctx.Notes, "left out: "+e.Error())
+	}
+	r := rank.Rank(trials, th)
+	if err := run.WriteJSON("ranking.json", r); err != nil {
+		return fmt.Errorf("writing ranking.json: %w", err)
+	}
+	if err := report.Write(run.Dir, r, trials, ctx); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprint(out, report.RankingTables(r))
+	if n := len(r.Warnings); n > 0 {
+		fmt.Fprintf(out, "%d warning(s); see %s\n", n, run.Path(report.MarkdownFile))
+	}
+	fmt.Fprintf(out, "wrote %s, %s, %s, %s, %s\n", run.Path("ranking.json"), run.Path(report.MarkdownFile),
+		run.Path(report.CSVFile), run.Path(report.JSONFile), run.Path(report.HTMLFile))
+	return nil
+}
+
+// rankContext gathers what the report says about the run from the files
+// earlier stages left (plan.json, bench.json, builds/, verify/), each
+// optional, and the thresholds the plan implies.
+func rankContext(run *results.Run, primary string) (report.Context, rank.Thresholds) {
+	ctx := report.Context{RunID: filepath.Base(run.Dir)}
+	th := rank.DefaultThresholds()
+	th.Primary = primary
+
+	var plan variants.Plan
+	hasPlan := run.ReadJSON("plan.json", &plan) == nil
+	var bj struct {
+		Profile string `json:"profile"`
+		Seed    int64  `json:"seed"`
+		Total   int    `json:"total"`
+	}
+	if run.ReadJSON("bench.json", &bj) == nil && bj.Profile != "" {
+		ctx.Profile = bj.Profile
+		if p, ok := plan.Profiles[bj.Profile]; ok {
+			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d, %s per trial after %s warm-up, %d to %d trials",
+				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Duration, p.Warmup, p.Trials, p.MaxTrials)
+			if p.Trials > 0 {
+				th.MinTrials = p.Trials
+			}
+			if p.MaxTrials > 0 {
+				th.MaxTrials = max(p.MaxTrials, th.MinTrials)
+			}
+		}
+	}
+	if !hasPlan {
+		return ctx, th
+	}
+	if th.Primary == "" && len(plan.References) > 0 {
+		th.Primary = plan.References[0].Name
+	}
+	type build struct {
+		Image        string        `json:"image"`
+		ConfigDigest string        `json:"config_digest"`
+		Status       string        `json:"status"`
+		Duration     time.Duration `json:"duration"`
+	}
+	type verify struct {
+		Status  string `json:"status"`
+		Profile string `json:"profile"`
+	}
+	for _, v := range plan.All() {
+		info := report.ImageInfo{Name: v.Name, Kind: v.Kind, Allocator: v.Allocator}
+		if v.Kind == variants.KindVariant {
+			info.Compiler = v.Compiler.String()
+			flags := []string{"-" + v.Opt}
+			if v.March != "" {
+				flags = append(flags, "-march="+v.March)
+			}
+			if v.Mtune != "" {
+				flags = append(flags, "-mtune="+v.Mtune)
+			}
+			if v.LTO != "" && v.LTO != "off" {
+				flags = append(flags, "LTO "+v.LTO)
+			}
+			flags = append(flags, v.CFlags...)
+			info.Flags = strings.Join(flags, " ")
+		}
+		var b build
+		if readJSONFile(run.Path("builds", v.Name+".json"), &b) == nil {
+			info.Image, info.Digest = b.Image, b.ConfigDigest
+			info.Build = strings.TrimSpace(b.Status + " " + b.Duration.Round(time.Second).String())
+		}
+		var vr verify
+		if readJSONFile(run.Path("verify", v.Name+".json"), &vr) == nil {
+			info.Verify = vr.Status
+			if vr.Profile != "" {
+				info.Verify += " (" + vr.Profile + ")"
+			}
+		}
+		ctx.Images = append(ctx.Images, info)
+	}
+	sort.SliceStable(ctx.Images, func(i, j int) bool {
+		ri, rj := ctx.Images[i].Kind != variants.KindVariant, ctx.Images[j].Kind != variants.KindVariant
+		return ri && !rj
+	})
+	return ctx, th
+}
+
+func readJSONFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}

@@ -1,0 +1,590 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/redis-variants/redis-variants/rank"
+)
+
+// CDFSeries is one image's latency distribution on one benchmark: the
+// merged HdrHistograms of its trials, as (latency ms, cumulative fraction)
+// points.
+type CDFSeries struct {
+	Image     string       `json:"image"`
+	Reference bool         `json:"reference"`
+	Count     int64        `json:"count"`  // latencies recorded
+	Points    [][2]float64 `json:"points"` // [ms, fraction ≤ ms], fraction ascending
+}
+
+// CDF is the latency distributions of every image on one benchmark under
+// one runtime.
+type CDF struct {
+	ID      string      `json:"id"`
+	Runtime string      `json:"runtime"`
+	Bench   string      `json:"bench"`
+	Series  []CDFSeries `json:"series"`
+}
+
+// cdfQuantiles are the fractions at which each CDF is sampled: dense in
+// the body, then into the tail.
+var cdfQuantiles = func() []float64 {
+	var q []float64
+	for i := 0; i < 100; i += 2 {
+		q = append(q, float64(i)/100)
+	}
+	return append(q, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1)
+}()
+
+// CDFs decodes the trials' histograms (hdrhistogram-go V2 compressed,
+// base64, microseconds), merges them per cell and samples each merged
+// distribution. Histograms that fail to decode are reported as errors
+// naming the trial and left out.
+func CDFs(r rank.Ranking, trials []rank.Trial) ([]CDF, []error) {
+	type key struct {
+		rt, img string
+		b       rank.Bench
+	}
+	merged := map[key]*hdrhistogram.Histogram{}
+	var errs []error
+	for _, t := range trials {
+		if t.Hist == "" {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(t.Hist))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("decoding latency histogram of %s/%s/%s rep %d: %w", t.Variant, t.Runtime, t.Test, t.Rep, err))
+			continue
+		}
+		k := key{t.Runtime, t.Variant, rank.Bench{Test: t.Test, Pipeline: max(t.Pipeline, 1)}}
+		if m := merged[k]; m != nil {
+			m.Merge(h)
+		} else {
+			merged[k] = h
+		}
+	}
+	refs := map[string]bool{}
+	for _, ref := range r.References {
+		refs[ref] = true
+	}
+	var out []CDF
+	for _, rt := range r.Runtimes {
+		for _, b := range r.Benches {
+			c := CDF{ID: fmt.Sprintf("cdf-%d", len(out)), Runtime: rt, Bench: b.String()}
+			for _, img := range r.Images {
+				h := merged[key{rt, img, b}]
+				if h == nil || h.TotalCount() == 0 {
+					continue
+				}
+				s := CDFSeries{Image: img, Reference: refs[img], Count: h.TotalCount()}
+				for _, q := range cdfQuantiles {
+					v := h.ValueAtQuantile(100 * q)
+					if q == 0 {
+						v = h.Min()
+					}
+					s.Points = append(s.Points, [2]float64{float64(v) / 1000, q})
+				}
+				c.Series = append(c.Series, s)
+			}
+			if len(c.Series) > 0 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, errs
+}
+
+// scoreChart draws one runtime's scores against the primary reference as
+// bars from 1 (the reference) to the score, with the interval as an error
+// bar. Green: faster, red: slower, grey: tie.
+func scoreChart(st rank.Standings) template.HTML {
+	var es []rank.Entry
+	for _, e := range st.Entries {
+		if !e.Score.IsNaN() {
+			es = append(es, e)
+		}
+	}
+	if len(es) == 0 {
+		return ""
+	}
+	lo, hi := 1.0, 1.0
+	for _, e := range es {
+		lo = math.Min(lo, float64(e.Lo))
+		hi = math.Max(hi, float64(e.Hi))
+	}
+	pad := math.Max((hi-lo)*0.08, 0.01)
+	lo, hi = lo-pad, hi+pad
+	const left, width, row, top = 220, 560, 26, 24
+	h := top + row*len(es) + 30
+	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*width }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="score" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="scores under %s">`, left+width+20, h, left+width+20, h, html.EscapeString(st.Runtime))
+	// grid
+	for _, t := range ticks(lo, hi, 6) {
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="grid"/><text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`,
+			x(t), x(t), top-6, h-24, x(t), h-10, fmtTick(t))
+	}
+	for i, e := range es {
+		y := top + i*row
+		verdict := rank.Tie
+		for _, s := range e.Versus {
+			if s.Reference == st.Primary {
+				verdict = s.Verdict
+			}
+		}
+		cls := "tie"
+		switch verdict {
+		case rank.Faster:
+			cls = "faster"
+		case rank.Slower:
+			cls = "slower"
+		case rank.Self:
+			cls = "self"
+		}
+		name := e.Image
+		if e.Reference {
+			name += " (ref)"
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" class="label" text-anchor="end">#%d %s</text>`, left-8, y+16, e.Rank, html.EscapeString(name))
+		x0, x1 := x(1), x(float64(e.Score))
+		if x1 < x0 {
+			x0, x1 = x1, x0
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="16" class="bar %s"><title>%s: %.3f [%.3f, %.3f] %s</title></rect>`,
+			x0, y+4, math.Max(x1-x0, 1), cls, html.EscapeString(e.Image), float64(e.Score), float64(e.Lo), float64(e.Hi), verdict)
+		if !e.Lo.IsNaN() && float64(e.Hi) > float64(e.Lo) {
+			yl := float64(y) + 12
+			fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" class="err"/>`,
+				x(float64(e.Lo)), yl, x(float64(e.Hi)), x(float64(e.Lo)), yl-5, yl+5, x(float64(e.Hi)), yl-5, yl+5)
+		}
+	}
+	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="one"/>`, x(1), x(1), top-6, h-24)
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick" text-anchor="middle">%s = 1</text>`, x(1), top-10, html.EscapeString(st.Primary))
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// axisChart draws the overall runtime-axis effects as bars from 1.
+func axisChart(r rank.Ranking) template.HTML {
+	var as []rank.AxisEffect
+	for _, a := range r.Axes {
+		if a.Test == "" {
+			as = append(as, a)
+		}
+	}
+	if len(as) == 0 {
+		return ""
+	}
+	lo, hi := 1.0, 1.0
+	for _, a := range as {
+		lo, hi = math.Min(lo, a.Lo), math.Max(hi, a.Hi)
+	}
+	pad := math.Max((hi-lo)*0.08, 0.01)
+	lo, hi = lo-pad, hi+pad
+	const left, width, row, top = 300, 480, 26, 24
+	h := top + row*len(as) + 30
+	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*width }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="axes" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="runtime effects">`, left+width+20, h, left+width+20, h)
+	for _, t := range ticks(lo, hi, 6) {
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="grid"/><text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`,
+			x(t), x(t), top-6, h-24, x(t), h-10, fmtTick(t))
+	}
+	for i, a := range as {
+		y := top + i*row
+		cls := map[string]string{rank.Faster: "faster", rank.Slower: "slower"}[a.Verdict]
+		if cls == "" {
+			cls = "tie"
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" class="label" text-anchor="end">%s: %s</text>`, left-8, y+16, html.EscapeString(a.Axis+" "+a.Other+"/"+a.Base), html.EscapeString(a.Image))
+		x0, x1 := x(1), x(a.Ratio)
+		if x1 < x0 {
+			x0, x1 = x1, x0
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="16" class="bar %s"><title>%.3f [%.3f, %.3f] %s</title></rect>`, x0, y+4, math.Max(x1-x0, 1), cls, a.Ratio, a.Lo, a.Hi, a.Verdict)
+		yl := float64(y) + 12
+		fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" class="err"/>`, x(a.Lo), yl, x(a.Hi), x(a.Lo), yl-5, yl+5, x(a.Hi), yl-5, yl+5)
+	}
+	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="one"/>`, x(1), x(1), top-6, h-24)
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// ticks returns about n round values covering [lo, hi].
+func ticks(lo, hi float64, n int) []float64 {
+	span := hi - lo
+	if !(span > 0) {
+		return nil
+	}
+	step := math.Pow(10, math.Floor(math.Log10(span/float64(n))))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if span/(step*m) <= float64(n) {
+			step *= m
+			break
+		}
+	}
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+1e-12; v += step {
+		out = append(out, v)
+	}
+	return out
+}
+
+func fmtTick(v float64) string {
+	s := fmt.Sprintf("%.3f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
+
+type htmlCell struct {
+	Text  string
+	Class string
+}
+
+type htmlTable struct {
+	Head []string
+	Rows [][]htmlCell
+}
+
+type htmlRuntime struct {
+	Name    string
+	Chart   template.HTML
+	Ranking htmlTable
+	Benches []htmlBench
+}
+
+type htmlBench struct {
+	Name  string
+	Table htmlTable
+	CDF   string // id of the CDF svg ("" when no histograms)
+}
+
+type htmlPage struct {
+	Title     string
+	Overview  []string
+	Runtimes  []htmlRuntime
+	AxisChart template.HTML
+	Axes      htmlTable
+	Warnings  []string
+	Images    htmlTable
+	Method    template.HTML
+	CDFJSON   template.JS
+	Script    template.JS
+	Style     template.CSS
+}
+
+func verdictClass(v string) string {
+	switch v {
+	case rank.Faster:
+		return "v-faster"
+	case rank.Slower:
+		return "v-slower"
+	case rank.Tie:
+		return "v-tie"
+	}
+	return ""
+}
+
+// HTML returns report.html: one file with inline CSS, SVG charts of the
+// scores and runtime effects (drawn here), and latency CDFs drawn by a
+// small inline script from JSON embedded in the page.
+func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
+	cdfs, errs := CDFs(r, trials)
+	p := htmlPage{Title: ctx.title(), Script: template.JS(script), Style: template.CSS(style)}
+	for _, l := range strings.Split(strings.TrimSpace(overview(r, ctx)), "\n") {
+		p.Overview = append(p.Overview, strings.ReplaceAll(strings.TrimPrefix(l, "- "), "`", ""))
+	}
+	cdfID := map[string]string{}
+	for _, c := range cdfs {
+		cdfID[c.Runtime+"\x00"+c.Bench] = c.ID
+	}
+	for _, st := range r.Standings {
+		hr := htmlRuntime{Name: st.Runtime, Chart: scoreChart(st)}
+		hr.Ranking.Head = []string{"Rank", "Image"}
+		for _, ref := range r.References {
+			hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [95% CI]", "verdict")
+		}
+		hr.Ranking.Head = append(hr.Ranking.Head, "benchmarks")
+		for _, e := range st.Entries {
+			name := e.Image
+			if e.Reference {
+				name += " (reference)"
+			}
+			row := []htmlCell{{Text: fmt.Sprint(e.Rank), Class: "num"}, {Text: name}}
+			n := 0
+			for _, s := range e.Versus {
+				if s.Verdict == rank.Self {
+					row = append(row, htmlCell{Text: "1", Class: "num"}, htmlCell{Text: "reference"})
+				} else {
+					v := s.Verdict
+					if s.Benches == 0 {
+						v = "n/a"
+					}
+					row = append(row, htmlCell{Text: interval(float64(s.Score), float64(s.Lo), float64(s.Hi)), Class: "num"}, htmlCell{Text: v, Class: verdictClass(v)})
+				}
+				n = max(n, s.Benches)
+			}
+			hr.Ranking.Rows = append(hr.Ranking.Rows, append(row, htmlCell{Text: fmt.Sprint(n), Class: "num"}))
+		}
+		for _, b := range r.Benches {
+			t := benchHTML(r, st.Runtime, b)
+			if len(t.Rows) == 0 {
+				continue
+			}
+			hr.Benches = append(hr.Benches, htmlBench{Name: b.String(), Table: t, CDF: cdfID[st.Runtime+"\x00"+b.String()]})
+		}
+		p.Runtimes = append(p.Runtimes, hr)
+	}
+	p.AxisChart = axisChart(r)
+	p.Axes.Head = []string{"Axis", "Image", "Benchmark", "ratio [95% CI]", "p adj", "verdict"}
+	for _, a := range r.Axes {
+		bench := "all (geometric mean)"
+		if a.Test != "" {
+			bench = rank.Bench{Test: a.Test, Pipeline: a.Pipeline}.String()
+		}
+		p.Axes.Rows = append(p.Axes.Rows, []htmlCell{{Text: fmt.Sprintf("%s (%s / %s)", a.Axis, a.Other, a.Base)}, {Text: a.Image}, {Text: bench},
+			{Text: interval(a.Ratio, a.Lo, a.Hi), Class: "num"}, {Text: pval(a.PAdj), Class: "num"}, {Text: a.Verdict, Class: verdictClass(a.Verdict)}})
+	}
+	for _, w := range r.Warnings {
+		s := w.Kind + ": "
+		if w.Subject != "" {
+			s += w.Subject + ": "
+		}
+		p.Warnings = append(p.Warnings, s+w.Message)
+	}
+	p.Warnings = append(p.Warnings, ctx.Notes...)
+	for _, e := range errs {
+		p.Warnings = append(p.Warnings, e.Error())
+	}
+	if len(ctx.Images) > 0 {
+		p.Images.Head = []string{"Image", "kind", "compiler", "flags", "allocator", "build", "verify", "reference"}
+		for _, im := range ctx.Images {
+			ref := im.Image
+			if im.Digest != "" {
+				ref += " (" + shortDigest(im.Digest) + ")"
+			}
+			p.Images.Rows = append(p.Images.Rows, []htmlCell{{Text: im.Name}, {Text: im.Kind}, {Text: im.Compiler}, {Text: im.Flags}, {Text: im.Allocator}, {Text: im.Build}, {Text: im.Verify}, {Text: ref}})
+		}
+	}
+	p.Method = template.HTML(mdToHTML(methodSection(r, ctx)))
+	if cdfs == nil {
+		cdfs = []CDF{}
+	}
+	j, err := json.Marshal(cdfs) // escapes <, > and & for embedding in <script>
+	if err != nil {
+		return nil, fmt.Errorf("encoding latency CDFs: %w", err)
+	}
+	p.CDFJSON = template.JS(j)
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, p); err != nil {
+		return nil, fmt.Errorf("rendering report.html: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func benchHTML(r rank.Ranking, rt string, bn rank.Bench) htmlTable {
+	var t htmlTable
+	var rows []rank.CellSummary
+	for _, c := range r.Cells {
+		if c.Runtime == rt && c.Test == bn.Test && c.Pipeline == bn.Pipeline {
+			rows = append(rows, c)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Ops.Center > rows[j].Ops.Center })
+	t.Head = []string{"Image", "ops/s median [CI]", "n", "CV"}
+	for _, ref := range r.References {
+		t.Head = append(t.Head, "vs "+ref+" [CI]", "p adj", "verdict")
+	}
+	t.Head = append(t.Head, "p50 ms", "p99 ms", "server CPU ns/op")
+	for _, c := range rows {
+		name := c.Image
+		if c.Reference {
+			name += " (ref)"
+		}
+		row := []htmlCell{{Text: name}, {Text: fmt.Sprintf("%s [%s, %s]", ops(c.Ops.Center), ops(c.Ops.Lo), ops(c.Ops.Hi)), Class: "num"},
+			{Text: fmt.Sprint(c.N), Class: "num"}, {Text: fmt.Sprintf("%.1f%%", 100*c.CV), Class: "num"}}
+		for _, ref := range r.References {
+			if ref == c.Image {
+				row = append(row, htmlCell{Text: "1", Class: "num"}, htmlCell{}, htmlCell{Text: "reference"})
+				continue
+			}
+			cmp, ok := r.Comparison(rt, bn, c.Image, ref)
+			if !ok {
+				row = append(row, htmlCell{Text: "n/a"}, htmlCell{}, htmlCell{})
+				continue
+			}
+			row = append(row, htmlCell{Text: interval(cmp.Ratio, cmp.Lo, cmp.Hi), Class: "num"}, htmlCell{Text: pval(cmp.PAdj), Class: "num"}, htmlCell{Text: cmp.Verdict, Class: verdictClass(cmp.Verdict)})
+		}
+		cpu := "n/a"
+		if c.CPUNsPerOp.N > 0 {
+			cpu = fmt.Sprintf("%.0f [%.0f, %.0f]", c.CPUNsPerOp.Center, c.CPUNsPerOp.Lo, c.CPUNsPerOp.Hi)
+		}
+		row = append(row, htmlCell{Text: fmt.Sprintf("%.3f", c.P50Ms), Class: "num"}, htmlCell{Text: fmt.Sprintf("%.3f", c.P99Ms), Class: "num"}, htmlCell{Text: cpu, Class: "num"})
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// mdToHTML renders the small Markdown subset methodSection uses:
+// paragraphs, "- " lists and **bold**.
+func mdToHTML(md string) string {
+	var b strings.Builder
+	inList := false
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "## ") || l == "" {
+			if inList {
+				b.WriteString("</ul>")
+				inList = false
+			}
+			continue
+		}
+		text := html.EscapeString(l)
+		for strings.Count(text, "**") >= 2 {
+			text = strings.Replace(text, "**", "<b>", 1)
+			text = strings.Replace(text, "**", "</b>", 1)
+		}
+		if strings.HasPrefix(l, "- ") {
+			if !inList {
+				b.WriteString("<ul>")
+				inList = true
+			}
+			fmt.Fprintf(&b, "<li>%s</li>", strings.TrimPrefix(text, "- "))
+			continue
+		}
+		fmt.Fprintf(&b, "<p>%s</p>", text)
+	}
+	if inList {
+		b.WriteString("</ul>")
+	}
+	return b.String()
+}
+
+var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>{{.Style}}</style>
+<script>{{.Script}}</script>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<ul class="overview">{{range .Overview}}<li>{{.}}</li>{{end}}</ul>
+{{define "table"}}<table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+{{range .Runtimes}}
+<section class="runtime">
+<h2>Ranking under <code>{{.Name}}</code></h2>
+{{.Chart}}
+{{template "table" .Ranking}}
+<h3>Per benchmark under <code>{{.Name}}</code></h3>
+{{range .Benches}}
+<div class="bench">
+<h4>{{.Name}}</h4>
+{{template "table" .Table}}
+{{if .CDF}}<svg class="cdf" id="{{.CDF}}" data-cdf="{{.CDF}}" viewBox="0 0 760 300" width="760" height="300" role="img" aria-label="latency CDF {{.Name}}"></svg>{{end}}
+</div>
+{{end}}
+</section>
+{{end}}
+<section>
+<h2>Runtime effects</h2>
+{{if .Axes.Rows}}{{.AxisChart}}{{template "table" .Axes}}{{else}}<p>No runtime axis could be measured: each needs both of its runtimes.</p>{{end}}
+</section>
+<section>
+<h2 id="warnings">Warnings</h2>
+{{if .Warnings}}<ul class="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>None.</p>{{end}}
+</section>
+{{if .Images.Rows}}<section><h2>Images</h2>{{template "table" .Images}}</section>{{end}}
+<section class="method">
+<h2>How this was measured</h2>
+{{.Method}}
+</section>
+<script type="application/json" id="cdf-data">{{.CDFJSON}}</script>
+</body>
+</html>
+`))
+
+const style = `
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1150px;color:#1b1f24;padding:0 16px}
+h1{font-size:24px}h2{font-size:19px;margin-top:32px;border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:16px}h4{font-size:14px;margin:18px 0 6px}
+table{border-collapse:collapse;margin:8px 0 12px;font-size:12.5px}th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left}th{background:#f6f8fa}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.v-faster{color:#116329;font-weight:600}.v-slower{color:#a40e26;font-weight:600}.v-tie{color:#57606a}
+svg{display:block;margin:8px 0;max-width:100%;height:auto}
+.grid{stroke:#eaeef2}.tick{font-size:11px;fill:#57606a}.label{font-size:12px;fill:#1b1f24}
+.bar.faster{fill:#2da44e}.bar.slower{fill:#cf222e}.bar.tie{fill:#8c959f}.bar.self{fill:#0969da}
+.err{stroke:#1b1f24;stroke-width:1.3;fill:none}.one{stroke:#0969da;stroke-dasharray:4 3}
+.cdf .axis{stroke:#57606a}.cdf .line{fill:none;stroke-width:1.6}.cdf .ref{stroke-dasharray:5 3}
+.warnings li{margin:2px 0}code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+`
+
+// script records errors on the page (so a headless browser test can see
+// them in the DOM) and draws each latency CDF from the embedded JSON:
+// x = latency in ms on a log scale, y = fraction of requests at or below.
+const script = `
+(function(){
+  var root = document.documentElement;
+  function fail(msg){ root.setAttribute('data-js-errors', (root.getAttribute('data-js-errors')||'') + msg + ';'); }
+  window.addEventListener('error', function(e){ fail(String(e.message)); });
+  var palette = ['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e377c2','#17becf','#bcbd22','#7f7f7f'];
+  var NS = 'http://www.w3.org/2000/svg';
+  function el(name, attrs, text){
+    var e = document.createElementNS(NS, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function draw(svg, cdf){
+    var W = 760, H = 300, L = 56, R = 190, T = 14, B = 40;
+    var lo = Infinity, hi = 0;
+    cdf.series.forEach(function(s){ s.points.forEach(function(p){ if (p[0] > 0) { lo = Math.min(lo, p[0]); hi = Math.max(hi, p[0]); } }); });
+    if (!(hi > 0)) return false;
+    if (!(lo < hi)) { lo = hi / 2; }
+    var l0 = Math.floor(Math.log10(lo)), l1 = Math.ceil(Math.log10(hi));
+    if (l1 <= l0) l1 = l0 + 1;
+    function x(v){ v = Math.max(v, Math.pow(10, l0)); return L + (Math.log10(v) - l0) / (l1 - l0) * (W - L - R); }
+    function y(q){ return T + (1 - q) * (H - T - B); }
+    svg.appendChild(el('text', {x: L, y: 11, 'class': 'tick'}, cdf.runtime + ' / ' + cdf.bench + ': latency CDF'));
+    for (var d = l0; d <= l1; d++) {
+      var xv = x(Math.pow(10, d));
+      svg.appendChild(el('line', {x1: xv, x2: xv, y1: T, y2: H - B, 'class': 'grid'}));
+      svg.appendChild(el('text', {x: xv, y: H - B + 16, 'class': 'tick', 'text-anchor': 'middle'}, String(Math.pow(10, d) >= 1 ? Math.pow(10, d) : Math.pow(10, d).toPrecision(1)) + ' ms'));
+    }
+    [0, 0.25, 0.5, 0.75, 0.9, 1].forEach(function(q){
+      svg.appendChild(el('line', {x1: L, x2: W - R, y1: y(q), y2: y(q), 'class': 'grid'}));
+      svg.appendChild(el('text', {x: L - 6, y: y(q) + 4, 'class': 'tick', 'text-anchor': 'end'}, String(q)));
+    });
+    svg.appendChild(el('path', {d: 'M' + L + ' ' + T + 'V' + (H - B) + 'H' + (W - R), 'class': 'axis', fill: 'none'}));
+    svg.appendChild(el('text', {x: (L + W - R) / 2, y: H - 6, 'class': 'tick', 'text-anchor': 'middle'}, 'latency (ms, log scale)'));
+    cdf.series.forEach(function(s, i){
+      var c = palette[i % palette.length];
+      var d = s.points.map(function(p, j){ return (j ? 'L' : 'M') + x(p[0]).toFixed(1) + ' ' + y(p[1]).toFixed(1); }).join('');
+      var path = el('path', {d: d, 'class': 'line' + (s.reference ? ' ref' : ''), stroke: c});
+      path.appendChild(el('title', {}, s.image + ' (' + s.count + ' requests)'));
+      svg.appendChild(path);
+      var ly = T + 8 + i * 16;
+      svg.appendChild(el('line', {x1: W - R + 12, x2: W - R + 34, y1: ly, y2: ly, stroke: c, 'stroke-width': 2, 'class': s.reference ? 'ref' : ''}));
+      svg.appendChild(el('text', {x: W - R + 40, y: ly + 4, 'class': 'label'}, s.image + (s.reference ? ' (ref)' : '')));
+    });
+    return true;
+  }
+  document.addEventListener('DOMContentLoaded', function(){
+    var data = JSON.parse(document.getElementById('cdf-data').textContent);
+    var n = 0;
+    data.forEach(function(cdf){
+      var svg = document.getElementById(cdf.id);
+      if (svg && draw(svg, cdf)) n++;
+    });
+    root.setAttribute('data-cdfs-drawn', String(n));
+  });
+})();
+`

@@ -1,0 +1,542 @@
+// Package report writes a ranking as report.md, report.csv, report.json and
+// a self-contained report.html (inline CSS, JS and SVG; works offline).
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/results"
+)
+
+// Context is what the report says besides the statistics: where the
+// numbers come from. Every field is optional.
+type Context struct {
+	Title     string      `json:"title,omitempty"`     // default "Redis variants: benchmark ranking"
+	RunID     string      `json:"run_id,omitempty"`    // run folder name
+	Profile   string      `json:"profile,omitempty"`   // benchmark profile name and settings, one line
+	Host      string      `json:"host,omitempty"`      // machine description (CPUs, kernel, Docker version)
+	Generated time.Time   `json:"generated,omitempty"` // zero: not printed (golden files)
+	Images    []ImageInfo `json:"images,omitempty"`    // what each image is, from the plan, builds and verify stages
+	Notes     []string    `json:"notes,omitempty"`     // anything else the reader should know (e.g. unreadable trial files)
+}
+
+// ImageInfo describes one image for the report.
+type ImageInfo struct {
+	Name      string `json:"name"`
+	Kind      string `json:"kind,omitempty"`      // variant, distro-package, official
+	Image     string `json:"image,omitempty"`     // Docker reference
+	Digest    string `json:"digest,omitempty"`    // config digest
+	Compiler  string `json:"compiler,omitempty"`  // e.g. gcc-12
+	Flags     string `json:"flags,omitempty"`     // -O, -march, LTO, extra flags, one line
+	Allocator string `json:"allocator,omitempty"` // jemalloc, mimalloc, ...
+	Build     string `json:"build,omitempty"`     // build status and duration, e.g. "ok 3m12s"
+	Verify    string `json:"verify,omitempty"`    // verify status, e.g. "passed (quick)"
+}
+
+func (c Context) title() string {
+	if c.Title != "" {
+		return c.Title
+	}
+	return "Redis variants: benchmark ranking"
+}
+
+// Files written by Write.
+const (
+	MarkdownFile = "report.md"
+	CSVFile      = "report.csv"
+	JSONFile     = "report.json"
+	HTMLFile     = "report.html"
+)
+
+// Write writes the four reports into dir, each atomically. It writes
+// every report it can and returns the first error.
+func Write(dir string, r rank.Ranking, trials []rank.Trial, ctx Context) error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	keep(results.WriteFile(filepath.Join(dir, MarkdownFile), Markdown(r, ctx)))
+	c, err := CSV(r)
+	keep(err)
+	if err == nil {
+		keep(results.WriteFile(filepath.Join(dir, CSVFile), c))
+	}
+	j, err := JSON(r, trials, ctx)
+	keep(err)
+	if err == nil {
+		keep(results.WriteFile(filepath.Join(dir, JSONFile), j))
+	}
+	h, err := HTML(r, trials, ctx)
+	keep(err)
+	if err == nil {
+		keep(results.WriteFile(filepath.Join(dir, HTMLFile), h))
+	}
+	if first != nil {
+		return fmt.Errorf("writing reports into %s: %w", dir, first)
+	}
+	return nil
+}
+
+// Document is report.json: the ranking with every trial (histograms
+// included) and the context.
+type Document struct {
+	Context Context      `json:"context"`
+	Ranking rank.Ranking `json:"ranking"`
+	Trials  []rank.Trial `json:"trials"`
+}
+
+// JSON returns report.json.
+func JSON(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
+	if trials == nil {
+		trials = []rank.Trial{}
+	}
+	b, err := json.MarshalIndent(Document{Context: ctx, Ranking: r, Trials: trials}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding report.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// CSV returns report.csv: one row per cell (image, runtime, benchmark),
+// with the ratio, interval, adjusted p-value and verdict against each
+// reference.
+func CSV(r rank.Ranking) ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	head := []string{"runtime", "test", "pipeline", "image", "reference", "n",
+		"ops_median", "ops_lo", "ops_hi", "ops_confidence", "cv",
+		"cpu_ns_per_op", "cpu_ns_per_op_lo", "cpu_ns_per_op_hi",
+		"p50_ms", "p99_ms", "p999_ms", "client_cpu_share", "rss_bytes", "errors"}
+	for _, ref := range r.References {
+		head = append(head, "ratio_vs_"+ref, "lo_vs_"+ref, "hi_vs_"+ref, "p_adj_vs_"+ref, "verdict_vs_"+ref)
+	}
+	if err := w.Write(head); err != nil {
+		return nil, err
+	}
+	for _, c := range r.Cells {
+		row := []string{c.Runtime, c.Test, strconv.Itoa(c.Pipeline), c.Image, strconv.FormatBool(c.Reference), strconv.Itoa(c.N),
+			g(c.Ops.Center), g(c.Ops.Lo), g(c.Ops.Hi), g(c.Ops.Confidence), g(c.CV),
+			g(c.CPUNsPerOp.Center), g(c.CPUNsPerOp.Lo), g(c.CPUNsPerOp.Hi),
+			g(c.P50Ms), g(c.P99Ms), g(c.P999Ms), g(c.ClientCPUShare), strconv.FormatInt(c.RSSBytes, 10), strconv.FormatInt(c.Errors, 10)}
+		for _, ref := range r.References {
+			if ref == c.Image {
+				row = append(row, "1", "1", "1", "", rank.Self)
+				continue
+			}
+			cmp, ok := r.Comparison(c.Runtime, c.Cell.Bench(), c.Image, ref)
+			if !ok {
+				row = append(row, "", "", "", "", "")
+				continue
+			}
+			row = append(row, g(cmp.Ratio), g(cmp.Lo), g(cmp.Hi), g(cmp.PAdj), cmp.Verdict)
+		}
+		if err := w.Write(row); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
+func g(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+// Markdown returns report.md.
+func Markdown(r rank.Ranking, ctx Context) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", ctx.title())
+	b.WriteString(overview(r, ctx))
+	b.WriteString("\n")
+	for _, st := range r.Standings {
+		fmt.Fprintf(&b, "## Ranking under `%s`\n\n", st.Runtime)
+		b.WriteString(standingTable(r, st))
+		b.WriteString("\n")
+	}
+	if len(r.Standings) == 0 {
+		b.WriteString("No trials to rank.\n\n")
+	}
+	for _, rt := range r.Runtimes {
+		fmt.Fprintf(&b, "## Per benchmark under `%s`\n\n", rt)
+		for _, bn := range r.Benches {
+			t := benchTable(r, rt, bn)
+			if t == "" {
+				continue
+			}
+			fmt.Fprintf(&b, "### %s\n\n%s\n", bn, t)
+		}
+	}
+	b.WriteString(axesSection(r))
+	b.WriteString(warningsSection(r, ctx))
+	b.WriteString(imagesSection(ctx))
+	b.WriteString(methodSection(r, ctx))
+	return []byte(b.String())
+}
+
+func overview(r rank.Ranking, ctx Context) string {
+	var b strings.Builder
+	if ctx.RunID != "" {
+		fmt.Fprintf(&b, "- Run: `%s`\n", ctx.RunID)
+	}
+	if !ctx.Generated.IsZero() {
+		fmt.Fprintf(&b, "- Generated: %s\n", ctx.Generated.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, "- Trials: %d (%d left out as invalid)\n", r.Trials, r.Excluded)
+	if len(r.References) > 0 {
+		fmt.Fprintf(&b, "- References: %s\n", codeList(r.References))
+	} else {
+		b.WriteString("- References: none (no ratio, score or verdict can be computed)\n")
+	}
+	fmt.Fprintf(&b, "- Runtimes: %s\n", codeList(r.Runtimes))
+	var bs []string
+	for _, bn := range r.Benches {
+		bs = append(bs, bn.String())
+	}
+	fmt.Fprintf(&b, "- Benchmarks: %s\n", strings.Join(bs, ", "))
+	if ctx.Profile != "" {
+		fmt.Fprintf(&b, "- Profile: %s\n", ctx.Profile)
+	}
+	if len(r.CPUModels) > 0 {
+		fmt.Fprintf(&b, "- CPU: %s\n", strings.Join(r.CPUModels, "; "))
+	}
+	if ctx.Host != "" {
+		fmt.Fprintf(&b, "- Host: %s\n", ctx.Host)
+	}
+	if n := len(r.Warnings); n > 0 {
+		fmt.Fprintf(&b, "- Warnings: %d (see [Warnings](#warnings))\n", n)
+	}
+	return b.String()
+}
+
+func codeList(xs []string) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "`" + x + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+// RankingTables returns the ranking table of every runtime, as in
+// report.md, for printing on a terminal.
+func RankingTables(r rank.Ranking) string {
+	var b strings.Builder
+	for _, st := range r.Standings {
+		fmt.Fprintf(&b, "Ranking under %s:\n\n", st.Runtime)
+		b.WriteString(standingTable(r, st))
+		b.WriteString("\n")
+	}
+	if len(r.Standings) == 0 {
+		b.WriteString("No trials to rank.\n")
+	}
+	return b.String()
+}
+
+func standingTable(r rank.Ranking, st rank.Standings) string {
+	var b strings.Builder
+	b.WriteString("| Rank | Image |")
+	for _, ref := range r.References {
+		fmt.Fprintf(&b, " vs `%s` [95%% CI] | verdict |", ref)
+	}
+	b.WriteString(" benchmarks |\n|---:|---|")
+	for range r.References {
+		b.WriteString("---|---|")
+	}
+	b.WriteString("---:|\n")
+	for _, e := range st.Entries {
+		name := "`" + e.Image + "`"
+		if e.Reference {
+			name += " (reference)"
+		}
+		fmt.Fprintf(&b, "| %d | %s |", e.Rank, name)
+		n := 0
+		for _, s := range e.Versus {
+			if s.Verdict == rank.Self {
+				b.WriteString(" 1 | reference |")
+			} else {
+				fmt.Fprintf(&b, " %s | %s |", interval(float64(s.Score), float64(s.Lo), float64(s.Hi)), verdictOr(s))
+			}
+			n = max(n, s.Benches)
+		}
+		fmt.Fprintf(&b, " %d |\n", n)
+	}
+	return b.String()
+}
+
+func verdictOr(s rank.Score) string {
+	if s.Benches == 0 {
+		return "n/a"
+	}
+	if s.Verdict == rank.Tie {
+		return "tie"
+	}
+	return "**" + s.Verdict + "**"
+}
+
+func interval(c, lo, hi float64) string {
+	if math.IsNaN(c) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", c, lo, hi)
+}
+
+func benchTable(r rank.Ranking, rt string, bn rank.Bench) string {
+	var rows []rank.CellSummary
+	for _, c := range r.Cells {
+		if c.Runtime == rt && c.Test == bn.Test && c.Pipeline == bn.Pipeline {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Ops.Center > rows[j].Ops.Center })
+	var b strings.Builder
+	b.WriteString("| Image | ops/s median [CI] | n | CV |")
+	for _, ref := range r.References {
+		fmt.Fprintf(&b, " vs `%s` [CI] | p adj | verdict |", ref)
+	}
+	b.WriteString(" p50 ms | p99 ms | server CPU ns/op |\n|---|---|---:|---:|")
+	for range r.References {
+		b.WriteString("---|---:|---|")
+	}
+	b.WriteString("---:|---:|---:|\n")
+	for _, c := range rows {
+		name := "`" + c.Image + "`"
+		if c.Reference {
+			name += " (ref)"
+		}
+		fmt.Fprintf(&b, "| %s | %s [%s, %s] | %d | %.1f%% |", name, ops(c.Ops.Center), ops(c.Ops.Lo), ops(c.Ops.Hi), c.N, 100*c.CV)
+		for _, ref := range r.References {
+			if ref == c.Image {
+				b.WriteString(" 1 | | reference |")
+				continue
+			}
+			cmp, ok := r.Comparison(rt, bn, c.Image, ref)
+			if !ok {
+				b.WriteString(" n/a | | |")
+				continue
+			}
+			v := cmp.Verdict
+			if v != rank.Tie {
+				v = "**" + v + "**"
+			}
+			fmt.Fprintf(&b, " %s | %s | %s |", interval(cmp.Ratio, cmp.Lo, cmp.Hi), pval(cmp.PAdj), v)
+		}
+		cpu := "n/a"
+		if c.CPUNsPerOp.N > 0 {
+			cpu = fmt.Sprintf("%.0f [%.0f, %.0f]", c.CPUNsPerOp.Center, c.CPUNsPerOp.Lo, c.CPUNsPerOp.Hi)
+		}
+		fmt.Fprintf(&b, " %.3f | %.3f | %s |\n", c.P50Ms, c.P99Ms, cpu)
+	}
+	return b.String()
+}
+
+func pval(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return ""
+	case p < 0.001:
+		return fmt.Sprintf("%.1e", p)
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// ops formats ops/s with thousands separators.
+func ops(f float64) string {
+	if math.IsNaN(f) {
+		return "n/a"
+	}
+	s := strconv.FormatInt(int64(math.Round(f)), 10)
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func axisLabel(r rank.Ranking, name string) string {
+	for _, a := range r.Thresholds.Axes {
+		if a.Name == name && a.Label != "" {
+			return a.Label
+		}
+	}
+	return name
+}
+
+func axesSection(r rank.Ranking) string {
+	var b strings.Builder
+	b.WriteString("## Runtime effects\n\n")
+	if len(r.Axes) == 0 {
+		b.WriteString("No runtime axis could be measured: each needs both of its runtimes (")
+		var ps []string
+		for _, a := range r.Thresholds.Axes {
+			ps = append(ps, fmt.Sprintf("`%s` vs `%s`", a.Other, a.Base))
+		}
+		b.WriteString(strings.Join(ps, ", "))
+		b.WriteString(").\n\n")
+		return b.String()
+	}
+	b.WriteString("Ratio of ops/s under the changed runtime to the baseline (geometric mean over benchmarks; <1 means the change costs throughput).\n\n")
+	b.WriteString("| Axis | Image | ratio [95% CI] | p adj | verdict | per benchmark |\n|---|---|---|---:|---|---|\n")
+	for _, a := range r.Axes {
+		if a.Test != "" {
+			continue
+		}
+		var per []string
+		for _, p := range r.Axes {
+			if p.Test != "" && p.Axis == a.Axis && p.Image == a.Image {
+				per = append(per, fmt.Sprintf("%s %.3f", rank.Bench{Test: p.Test, Pipeline: p.Pipeline}, p.Ratio))
+			}
+		}
+		v := a.Verdict
+		if v != rank.Tie {
+			v = "**" + v + "**"
+		}
+		fmt.Fprintf(&b, "| %s (`%s` / `%s`) | `%s` | %s | %s | %s | %s |\n", axisLabel(r, a.Axis), a.Other, a.Base, a.Image,
+			interval(a.Ratio, a.Lo, a.Hi), pval(a.PAdj), v, strings.Join(per, ", "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func warningsSection(r rank.Ranking, ctx Context) string {
+	var b strings.Builder
+	b.WriteString("## Warnings\n\n")
+	if len(r.Warnings) == 0 && len(ctx.Notes) == 0 {
+		b.WriteString("None.\n\n")
+		return b.String()
+	}
+	for _, w := range r.Warnings {
+		if w.Subject != "" {
+			fmt.Fprintf(&b, "- **%s** `%s`: %s\n", w.Kind, w.Subject, w.Message)
+		} else {
+			fmt.Fprintf(&b, "- **%s**: %s\n", w.Kind, w.Message)
+		}
+	}
+	for _, n := range ctx.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func imagesSection(ctx Context) string {
+	if len(ctx.Images) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Images\n\n| Image | kind | compiler | flags | allocator | build | verify | reference |\n|---|---|---|---|---|---|---|---|\n")
+	for _, im := range ctx.Images {
+		ref := im.Image
+		if im.Digest != "" {
+			ref += " (" + shortDigest(im.Digest) + ")"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", im.Name, im.Kind, im.Compiler, im.Flags, im.Allocator, im.Build, im.Verify, ref)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func shortDigest(d string) string {
+	if i := strings.IndexByte(d, ':'); i >= 0 && len(d) > i+13 {
+		return d[:i+13]
+	}
+	return d
+}
+
+func methodSection(r rank.Ranking, ctx Context) string {
+	th := r.Thresholds
+	var b strings.Builder
+	b.WriteString("## How this was measured\n\n")
+	fmt.Fprintf(&b, "Each cell (image, runtime, benchmark) was measured in %s. ", trialsRange(r))
+	fmt.Fprintf(&b, "A cell's center is the median ops/s, with the distribution-free order-statistic interval of the median (%.0f%%, or [min, max] and its lower actual coverage when there are too few trials).\n\n", 100*th.Confidence)
+	fmt.Fprintf(&b, "- **Per benchmark**: the ratio is the image's median over the reference's; its interval is the Hodges–Lehmann/Moses interval of the ratio (from log ops/s). The two-sided Mann–Whitney U test gives p, adjusted with Holm's method over all %d comparisons. The verdict is faster or slower only when the adjusted p < %.2g **and** the interval excludes 1; otherwise **tie**.\n", len(r.Comparisons), th.Alpha)
+	fmt.Fprintf(&b, "- **Score**: the geometric mean over benchmarks of those ratios, with a %.0f%% bootstrap interval (%d resamples of the trials within each cell, seed %d). Its verdict needs the van Elteren stratified rank test over the benchmarks (Holm over all score comparisons) p < %.2g and the interval excluding 1.\n", 100*th.Confidence, th.Bootstrap, th.Seed, th.Alpha)
+	b.WriteString("- **Rank**: images sorted by score against the primary reference; an image shares the rank of the one above it unless their score intervals are disjoint and the stratified rank test between the two (Holm over adjacent pairs) is significant. Ranks are competition ranks (1, 1, 3).\n")
+	fmt.Fprintf(&b, "- **Warnings**: fewer than %d trials in a cell; CV above %.0f%%; the load generator at or above %.0f%% of its CPUs (then the numbers measure the generator); request errors; missing references.\n\n", th.MinTrials, 100*th.MaxCV, 100*th.ClientCPUShare)
+	return b.String()
+}
+
+func trialsRange(r rank.Ranking) string {
+	lo, hi := math.MaxInt, 0
+	for _, c := range r.Cells {
+		lo, hi = min(lo, c.N), max(hi, c.N)
+	}
+	switch {
+	case hi == 0:
+		return "no trials"
+	case lo == hi:
+		return fmt.Sprintf("%d trials", lo)
+	}
+	return fmt.Sprintf("%d to %d trials", lo, hi)
+}
+
+// LoadTrials reads every *.json file under dir (recursively) as one
+// rank.Trial or an array of them. Unreadable files do not stop the
+// others: each comes back as an error naming the file.
+func LoadTrials(dir string) ([]rank.Trial, []error) {
+	var out []rank.Trial
+	var errs []error
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading trials in %s: %w", p, err))
+			if d != nil && d.IsDir() && p != dir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".json") || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading trial %s: %w", p, err))
+			return nil
+		}
+		b = bytes.TrimSpace(b)
+		if len(b) > 0 && b[0] == '[' {
+			var ts []rank.Trial
+			if err := json.Unmarshal(b, &ts); err != nil {
+				errs = append(errs, fmt.Errorf("decoding trials %s: %w", p, err))
+				return nil
+			}
+			out = append(out, ts...)
+			return nil
+		}
+		var t rank.Trial
+		if err := json.Unmarshal(b, &t); err != nil {
+			errs = append(errs, fmt.Errorf("decoding trial %s: %w", p, err))
+			return nil
+		}
+		if t.Variant == "" || t.Test == "" {
+			errs = append(errs, fmt.Errorf("trial %s: no variant or test name", p))
+			return nil
+		}
+		out = append(out, t)
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, errs
+}

@@ -1,0 +1,377 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/redis-variants/redis-variants/rank"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fixture is a deterministic synthetic run: two references, three
+// variants (20% faster, same as stock, 20% slower), two runtimes, three
+// benchmarks, eight trials each, with latency histograms.
+func fixture(t testing.TB) ([]rank.Trial, rank.Ranking, Context) {
+	t.Helper()
+	fixtureOnce.Do(func() { fix.trials, fix.ranking, fix.ctx = makeFixture(t) })
+	return fix.trials, fix.ranking, fix.ctx
+}
+
+var (
+	fixtureOnce sync.Once
+	fix         struct {
+		trials  []rank.Trial
+		ranking rank.Ranking
+		ctx     Context
+	}
+)
+
+func makeFixture(t testing.TB) ([]rank.Trial, rank.Ranking, Context) {
+	r := rand.New(rand.NewPCG(42, 1))
+	speed := map[string]float64{"stock": 1, "official": 1.02, "fast": 1.2, "same": 1, "slow": 0.8}
+	images := []string{"official", "stock", "fast", "same", "slow"}
+	var ts []rank.Trial
+	seq := 0
+	for _, rt := range []string{"host", "bridge"} {
+		rtf := map[string]float64{"host": 1, "bridge": 0.85}[rt]
+		for _, test := range []string{"GET", "SET", "LRANGE_100"} {
+			base := map[string]float64{"GET": 120000, "SET": 110000, "LRANGE_100": 40000}[test]
+			for rep := 0; rep < 8; rep++ {
+				for _, img := range images {
+					ops := base * speed[img] * rtf * math.Exp(0.03*r.NormFloat64())
+					h := hdrhistogram.New(1, 60_000_000, 3)
+					med := 50 / ops * 1e6 // µs for 50 clients
+					for i := 0; i < 400; i++ {
+						h.RecordValue(int64(med * math.Exp(0.35*r.NormFloat64())))
+					}
+					enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ts = append(ts, rank.Trial{
+						Variant: img, VariantID: "id-" + img, Reference: img == "stock" || img == "official",
+						Runtime: rt, Test: test, Clients: 50, Pipeline: 1, Rep: rep, Seq: seq,
+						OpsPerSec: ops, Requests: int64(ops * 5), AvgMs: med / 1000,
+						P50Ms: float64(h.ValueAtQuantile(50)) / 1000, P99Ms: float64(h.ValueAtQuantile(99)) / 1000,
+						P999Ms: float64(h.ValueAtQuantile(99.9)) / 1000, MaxMs: float64(h.Max()) / 1000,
+						Hist: string(enc), ServerCPUNsPerOp: 1e9 / ops * 0.7, ClientCPUShare: 0.55,
+						RSSBytes: 8 << 20, Fragmentation: 1.1, CPUModel: "Synthetic CPU @ 2.0GHz",
+					})
+					seq++
+				}
+			}
+		}
+	}
+	th := rank.DefaultThresholds()
+	th.Primary = "stock"
+	ctx := Context{
+		RunID:   "20261129-000000",
+		Profile: "quick: 50 clients, 5 s per trial, 1 s warm-up",
+		Host:    "2 CPUs, Linux 6.1, Docker 20.10",
+		Images: []ImageInfo{
+			{Name: "fast", Kind: "variant", Image: "redis-variants/fast:0123456789ab", Digest: "sha256:0123456789abcdef0123", Compiler: "gcc-12", Flags: "-O3 -march=x86-64-v3 LTO full", Allocator: "jemalloc", Build: "ok 3m0s", Verify: "passed (quick)"},
+		},
+	}
+	return ts, rank.Rank(ts, th), ctx
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	_, r, ctx := fixture(t)
+	got := Markdown(r, ctx)
+	golden := filepath.Join("testdata", "report.md.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("report.md differs from %s (rerun with -update if the change is intended):\n%s", golden, got)
+	}
+	// Independent of the golden file: the facts the report must state.
+	md := string(got)
+	for _, want := range []string{
+		"## Ranking under `host`", "## Ranking under `bridge`", "| 1 | `fast` |", "**faster**", "**slower**", "| tie |",
+		"## Runtime effects", "bridge networking vs host networking", "## How this was measured", "Synthetic CPU @ 2.0GHz",
+		"### LRANGE_100", "`stock` (reference)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+func TestCSV(t *testing.T) {
+	_, r, _ := fixture(t)
+	b, err := CSV(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatalf("report.csv does not parse: %v", err)
+	}
+	if len(rows) != len(r.Cells)+1 {
+		t.Fatalf("%d rows, want %d cells + header", len(rows), len(r.Cells))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"verdict_vs_stock", "ratio_vs_official", "ops_median", "cpu_ns_per_op"} {
+		if _, ok := col[h]; !ok {
+			t.Fatalf("no column %s in %v", h, rows[0])
+		}
+	}
+	seen := map[string]bool{}
+	for _, row := range rows[1:] {
+		seen[row[col["image"]]+"/"+row[col["verdict_vs_stock"]]] = true
+	}
+	if !seen["stock/reference"] || !seen["slow/slower"] || !seen["same/tie"] {
+		t.Errorf("verdicts in CSV: %v", seen)
+	}
+}
+
+func TestJSONDocument(t *testing.T) {
+	ts, r, ctx := fixture(t)
+	b, err := JSON(r, ts, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("report.json does not decode: %v", err)
+	}
+	if len(d.Trials) != len(ts) || d.Trials[0].Hist == "" || d.Ranking.Trials != len(ts) || d.Context.RunID != ctx.RunID {
+		t.Errorf("report.json lost data: %d trials, hist %q, ranking trials %d", len(d.Trials), d.Trials[0].Hist[:10], d.Ranking.Trials)
+	}
+}
+
+func TestCDFs(t *testing.T) {
+	ts, r, _ := fixture(t)
+	cdfs, errs := CDFs(r, ts)
+	if len(errs) != 0 {
+		t.Fatalf("decode errors: %v", errs)
+	}
+	if len(cdfs) != len(r.Runtimes)*len(r.Benches) {
+		t.Fatalf("%d CDFs, want %d", len(cdfs), len(r.Runtimes)*len(r.Benches))
+	}
+	for _, c := range cdfs {
+		if len(c.Series) != len(r.Images) {
+			t.Fatalf("%s/%s: %d series, want %d", c.Runtime, c.Bench, len(c.Series), len(r.Images))
+		}
+		for _, s := range c.Series {
+			if s.Count != 8*400 {
+				t.Errorf("%s/%s/%s: %d latencies merged, want 3200", c.Runtime, c.Bench, s.Image, s.Count)
+			}
+			for i := 1; i < len(s.Points); i++ {
+				if s.Points[i][0] < s.Points[i-1][0] || s.Points[i][1] < s.Points[i-1][1] {
+					t.Fatalf("%s/%s/%s: CDF not monotone at %d: %v", c.Runtime, c.Bench, s.Image, i, s.Points)
+				}
+			}
+			// The median of the merged histogram sits near the trials' p50.
+			cs, _ := r.Cell(rank.Cell{Image: s.Image, Runtime: c.Runtime, Test: c.Bench, Pipeline: 1})
+			var p50 float64
+			for _, p := range s.Points {
+				if p[1] >= 0.5 {
+					p50 = p[0]
+					break
+				}
+			}
+			if math.Abs(p50/cs.P50Ms-1) > 0.1 {
+				t.Errorf("%s/%s/%s: CDF median %.4f ms vs trials' p50 %.4f ms", c.Runtime, c.Bench, s.Image, p50, cs.P50Ms)
+			}
+		}
+	}
+	bad := append([]rank.Trial(nil), ts[:2]...) // a copy: the fixture is shared
+	bad[0].Hist = "not a histogram"
+	_, errs = CDFs(r, bad)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), bad[0].Variant) {
+		t.Errorf("bad histogram: errors %v, want one naming the trial", errs)
+	}
+}
+
+func TestLoadTrials(t *testing.T) {
+	dir := t.TempDir()
+	ts, _, _ := fixture(t)
+	write := func(rel string, v any) {
+		b, _ := json.Marshal(v)
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("host/stock/GET-0.json", ts[0])
+	write("host/fast/GET-0.json", ts[2])
+	write("batch.json", ts[3:5])
+	os.WriteFile(filepath.Join(dir, "broken.json"), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("ignored"), 0o644)
+	got, errs := LoadTrials(dir)
+	if len(got) != 4 {
+		t.Errorf("loaded %d trials, want 4", len(got))
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken.json") {
+		t.Errorf("errors %v, want one naming broken.json", errs)
+	}
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	ts, r, ctx := fixture(t)
+	b, err := HTML(r, ts, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	for _, bad := range []string{"src=", "<link", "@import", "url("} {
+		if strings.Contains(h, bad) {
+			t.Errorf("report.html references an outside resource (%q)", bad)
+		}
+	}
+	if strings.Count(h, "http") != strings.Count(h, "http://www.w3.org/2000/svg") {
+		t.Error("report.html mentions a URL other than the SVG namespace")
+	}
+	if n := strings.Count(h, `class="bar `); n < 2*5 {
+		t.Errorf("%d score bars, want at least 10", n)
+	}
+	if n := strings.Count(h, `<svg class="cdf"`); n != 6 {
+		t.Errorf("%d CDF charts, want 6", n)
+	}
+}
+
+// TestHTMLInChromium renders the report and loads it in headless Chromium
+// with --dump-dom and --screenshot in one run: the DOM after the inline
+// script ran must show every CDF drawn and no error recorded by the page's
+// error hook; Chromium's stderr (--enable-logging=stderr --v=0) must hold
+// no CONSOLE line, which is where uncaught exceptions and console messages
+// go; the PNG must be 1200×1600 and far from blank.
+func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("headless Chromium test skipped in -short mode")
+	}
+	bin := chromium(t)
+	ts, r, ctx := fixture(t)
+	dir := t.TempDir()
+	if err := Write(dir, r, ts, ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{MarkdownFile, CSVFile, JSONFile, HTMLFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("Write did not write %s: %v", f, err)
+		}
+	}
+	url := "file://" + filepath.Join(dir, HTMLFile)
+	shot := filepath.Join(dir, "shot.png")
+	dom, logs := runChromium(t, bin, dir, "--dump-dom", "--screenshot="+shot, "--window-size=1200,1600", url)
+	i := strings.Index(dom, "<html")
+	if i < 0 {
+		t.Fatalf("--dump-dom printed no document: %.300s", dom)
+	}
+	htmlTag := dom[i : i+strings.IndexByte(dom[i:], '>')+1]
+	if strings.Contains(htmlTag, "data-js-errors") {
+		t.Errorf("script errors on the page: %s", htmlTag)
+	}
+	if !strings.Contains(htmlTag, `data-cdfs-drawn="6"`) {
+		t.Errorf("the inline script did not draw the 6 CDFs: %s", htmlTag)
+	}
+	if n := strings.Count(dom, `class="line`); n != 6*5 {
+		t.Errorf("%d CDF lines in the DOM, want 30", n)
+	}
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "CONSOLE") || strings.Contains(l, "Uncaught") {
+			t.Errorf("browser console: %s", l)
+		}
+	}
+
+	if keep := os.Getenv("REPORT_KEEP"); keep != "" { // to look at the result: REPORT_KEEP=/tmp/x go test -run Chromium
+		os.MkdirAll(keep, 0o755)
+		for _, f := range []string{MarkdownFile, CSVFile, JSONFile, HTMLFile, "shot.png"} {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+				os.WriteFile(filepath.Join(keep, f), b, 0o644)
+			}
+		}
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	bnd := img.Bounds()
+	if bnd.Dx() != 1200 || bnd.Dy() != 1600 {
+		t.Errorf("screenshot %v, want 1200×1600", bnd)
+	}
+	colors := map[uint32]bool{}
+	ink := 0
+	for y := bnd.Min.Y; y < bnd.Max.Y; y += 2 {
+		for x := bnd.Min.X; x < bnd.Max.X; x += 2 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colors[(r>>12)<<8|(g>>12)<<4|b>>12] = true
+			if r < 0xe000 || g < 0xe000 || b < 0xe000 {
+				ink++
+			}
+		}
+	}
+	total := bnd.Dx() * bnd.Dy() / 4
+	t.Logf("screenshot: %d colours, %.1f%% ink", len(colors), 100*float64(ink)/float64(total))
+	if len(colors) < 20 || float64(ink)/float64(total) < 0.02 {
+		t.Errorf("screenshot looks blank: %d colours, %d of %d sampled pixels not white", len(colors), ink, total)
+	}
+}
+
+func chromium(t *testing.T) string {
+	for _, p := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Fatal("headless Chromium not found at /usr/bin/chromium (install Debian's package: apt-get install -y chromium, or set CHROMIUM)")
+	return ""
+}
+
+// runChromium runs headless Chromium on url with a throw-away profile and
+// returns its stdout and stderr.
+func runChromium(t *testing.T, bin, dir string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.Dir = dir
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, e.String())
+	}
+	return o.String(), e.String()
+}
