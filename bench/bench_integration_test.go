@@ -1,0 +1,102 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/engine/enginetest"
+	"github.com/redis-variants/redis-variants/loadgen"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// cancelAfter cancels the run after n measured generator runs.
+type cancelAfter struct {
+	n      int
+	cancel func()
+}
+
+func (g *cancelAfter) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
+	r, cpu, err := bench.InProcess{}.Generate(ctx, cfg, cpus)
+	if cfg.Duration >= time.Second {
+		if g.n--; g.n == 0 {
+			g.cancel()
+		}
+	}
+	return r, cpu, err
+}
+
+// TestBenchDockerEngine: the same real redis image under two names (A/A),
+// host networking and a unix socket (network none), SET for 1 s, 2 trials
+// each; interrupted after 3 trials, then resumed.
+func TestBenchDockerEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	eng := enginetest.Client(t)
+	img := enginetest.Image(t)
+	session := enginetest.Session(t)
+	run, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bench.Options{
+		Run:    run,
+		Engine: eng,
+		Images: []bench.Image{
+			{Name: "stock-a", Ref: img, Reference: true, Verified: "passed"},
+			{Name: "stock-b", Ref: img, Verified: "passed"},
+		},
+		Runtimes: []variants.Runtime{
+			{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+			{Name: "unix", Network: "unix", Seccomp: "unconfined", ServerCPUs: "0", ClientCPUs: "1"},
+		},
+		Profile: variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 8, Pipelines: []int{1},
+			DataSize: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Trials: 2, MaxTrials: 2},
+		Seed:     7,
+		Labels:   session,
+		LockFile: t.TempDir() + "/machine.lock",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Generator = &cancelAfter{n: 3, cancel: cancel}
+	sum, err := bench.Run(ctx, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	left, err := eng.Managed(context.Background(), session)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("%d containers left after the interrupt (%v)", len(left), err)
+	}
+	done := sum.Done
+	if done < 2 || done > 3 {
+		t.Fatalf("interrupted run finished %d trials, want 2 or 3", done)
+	}
+
+	o.Generator = bench.InProcess{}
+	sum, err = bench.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Resumed != done || sum.Done != 8-done || sum.Total != 8 || len(sum.Failures) != 0 {
+		t.Fatalf("resumed run: %+v", sum)
+	}
+	trials, err := bench.LoadTrials(run)
+	if err != nil || len(trials) != 8 {
+		t.Fatalf("%d trials on disk (%v), want 8", len(trials), err)
+	}
+	for _, tr := range trials {
+		if tr.OpsPerSec <= 0 || tr.ServerCPUNsPerOp <= 0 || tr.RSSBytes <= 0 || tr.P99Ms <= 0 {
+			t.Errorf("trial %s/%s #%d: ops/s %.0f, server CPU %.0f ns/op, rss %d, p99 %.3f ms",
+				tr.Variant, tr.Runtime, tr.Rep, tr.OpsPerSec, tr.ServerCPUNsPerOp, tr.RSSBytes, tr.P99Ms)
+		}
+		t.Logf("%s/%s #%d: %.0f ops/s, %.0f ns/op server CPU, p99 %.3f ms, rss %d, frag %.2f",
+			tr.Variant, tr.Runtime, tr.Rep, tr.OpsPerSec, tr.ServerCPUNsPerOp, tr.P99Ms, tr.RSSBytes, tr.Fragmentation)
+	}
+	if n, err := eng.SweepMatching(context.Background(), session); err != nil || n != 0 {
+		t.Fatalf("Sweep after the run removed %d containers (%v), want 0", n, err)
+	}
+}

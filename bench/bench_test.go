@@ -1,0 +1,514 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/loadgen"
+	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// procEngine stands in for the Docker Engine in unit tests: each "container"
+// is a redis-server process on the host (Debian's redis-server package).
+type procEngine struct {
+	mu      sync.Mutex
+	procs   map[string]*exec.Cmd
+	n       int
+	failFor string // StartServer fails for this image
+	started int
+}
+
+func newProcEngine(t *testing.T) *procEngine {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("this test needs redis-server on the host (apt-get install redis-server): %v", err)
+	}
+	e := &procEngine{procs: map[string]*exec.Cmd{}}
+	t.Cleanup(func() { e.SweepMatching(context.Background(), nil) })
+	return e
+}
+
+func (e *procEngine) SweepMatching(ctx context.Context, _ map[string]string) (int, error) {
+	e.mu.Lock()
+	ids := make([]string, 0, len(e.procs))
+	for id := range e.procs {
+		ids = append(ids, id)
+	}
+	e.mu.Unlock()
+	for _, id := range ids {
+		e.Remove(ctx, id)
+	}
+	return len(ids), nil
+}
+
+func (e *procEngine) live() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.procs)
+}
+
+func (e *procEngine) StartServer(ctx context.Context, s engine.ServerSpec) (*engine.Server, error) {
+	if s.Image == e.failFor {
+		return nil, fmt.Errorf("image %s: no such image", s.Image)
+	}
+	args := []string{"--save", "", "--appendonly", "no"}
+	srv := &engine.Server{}
+	switch s.Network {
+	case "host":
+		p, err := engine.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--port", strconv.Itoa(p), "--bind", "127.0.0.1")
+		srv.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+	case "none":
+		if s.SocketDir == "" {
+			return nil, errors.New("none without a socket folder")
+		}
+		srv.Socket = filepath.Join(s.SocketDir, "redis.sock")
+		args = append(args, "--port", "0", "--unixsocket", srv.Socket)
+	default:
+		return nil, fmt.Errorf("procEngine: network %q", s.Network)
+	}
+	cmd := exec.Command("redis-server", args...)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.n++
+	e.started++
+	srv.ID = strconv.Itoa(e.n)
+	srv.Name = s.Image + "-" + srv.ID
+	e.procs[srv.ID] = cmd
+	e.mu.Unlock()
+	return srv, nil
+}
+
+func (e *procEngine) WaitReady(ctx context.Context, s *engine.Server, timeout time.Duration) error {
+	network, addr := "tcp", s.Addr
+	if addr == "" {
+		network, addr = "unix", s.Socket
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial(network, addr); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready", addr)
+}
+
+func (e *procEngine) Remove(ctx context.Context, id string) error {
+	e.mu.Lock()
+	cmd := e.procs[id]
+	delete(e.procs, id)
+	e.mu.Unlock()
+	if cmd != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	return nil
+}
+
+func (e *procEngine) CPUUsageNanos(ctx context.Context, id string) (uint64, error) {
+	e.mu.Lock()
+	cmd := e.procs[id]
+	e.mu.Unlock()
+	if cmd == nil {
+		return 0, fmt.Errorf("no container %s", id)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseUint(f[11], 10, 64)
+	st, _ := strconv.ParseUint(f[12], 10, 64)
+	return (ut + st) * 1e7, nil // clock ticks of 10 ms
+}
+
+// countingGen wraps a Generator and cancels after n measured runs.
+type countingGen struct {
+	Generator
+	calls  atomic.Int64
+	cancel func()
+	after  int64
+}
+
+func (g *countingGen) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
+	r, cpu, err := g.Generator.Generate(ctx, cfg, cpus)
+	if cfg.Duration >= 300*time.Millisecond { // a measured run, not a warmup
+		if n := g.calls.Add(1); g.cancel != nil && n == g.after {
+			g.cancel()
+		}
+	}
+	return r, cpu, err
+}
+
+func testOptions(t *testing.T, e Engine, images []Image) Options {
+	run, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Run:    run,
+		Engine: e,
+		Images: images,
+		Runtimes: []variants.Runtime{
+			{Name: "host", Network: "host", Seccomp: "default"},
+			{Name: "unix", Network: "unix", Seccomp: "default"},
+		},
+		Profile: variants.Profile{
+			Name: "test", Tests: []string{"set"}, Clients: 4, Pipelines: []int{1},
+			DataSize: 3, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Trials: 2, MaxTrials: 2,
+		},
+		Generator: InProcess{},
+		Seed:      42,
+		LockFile:  filepath.Join(t.TempDir(), "locks", "machine.lock"),
+	}
+}
+
+func twoImages() []Image {
+	return []Image{
+		{Name: "a", ID: "aaaaaaaaaaaa", Ref: "img:a", Reference: true, Verified: "passed"},
+		{Name: "b", ID: "bbbbbbbbbbbb", Ref: "img:b", Verified: "passed"},
+	}
+}
+
+func checkTrials(t *testing.T, run *results.Run, want int) []rank.Trial {
+	t.Helper()
+	trials, err := LoadTrials(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != want {
+		t.Fatalf("%d trials on disk, want %d", len(trials), want)
+	}
+	seqs := map[int]bool{}
+	reps := map[string]bool{}
+	for _, tr := range trials {
+		if tr.OpsPerSec <= 0 || tr.Requests <= 0 || tr.P50Ms <= 0 || tr.Hist == "" {
+			t.Errorf("trial %+v has no measurement", tr)
+		}
+		if tr.RSSBytes <= 0 || tr.Fragmentation <= 0 {
+			t.Errorf("trial %s/%s/%d: rss %d frag %v", tr.Variant, tr.Runtime, tr.Rep, tr.RSSBytes, tr.Fragmentation)
+		}
+		if tr.Test != "SET" || tr.Clients != 4 || tr.Pipeline != 1 {
+			t.Errorf("trial %+v: wrong test/clients/pipeline", tr)
+		}
+		if seqs[tr.Seq] {
+			t.Errorf("seq %d used twice", tr.Seq)
+		}
+		seqs[tr.Seq] = true
+		key := fmt.Sprintf("%s/%s/%d", tr.Variant, tr.Runtime, tr.Rep)
+		if reps[key] {
+			t.Errorf("rep %s done twice", key)
+		}
+		reps[key] = true
+		if !run.Exists(TrialRel(cellOf(tr), tr.Rep)) {
+			t.Errorf("trial %s not at %s", key, TrialRel(cellOf(tr), tr.Rep))
+		}
+		if tr.Variant == "a" && (!tr.Reference || tr.VariantID != "aaaaaaaaaaaa") {
+			t.Errorf("trial of a lost its identity: %+v", tr)
+		}
+	}
+	return trials
+}
+
+func TestRunResumeAfterInterrupt(t *testing.T) {
+	e := newProcEngine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := testOptions(t, e, twoImages())
+	gen := &countingGen{Generator: InProcess{}, cancel: cancel, after: 3}
+	o.Generator = gen
+	var log bytes.Buffer
+	o.Log = &log
+	sum, err := Run(ctx, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
+	}
+	if e.live() != 0 {
+		t.Fatalf("%d servers left after the interrupt", e.live())
+	}
+	if sum.Planned != 8 || sum.Done < 2 || sum.Done > 3 {
+		t.Fatalf("interrupted summary: planned %d done %d", sum.Planned, sum.Done)
+	}
+	first := checkTrials(t, o.Run, sum.Done)
+	var bj Summary
+	if err := o.Run.ReadJSON("bench.json", &bj); err != nil || bj.Seed != 42 {
+		t.Fatalf("bench.json: %+v %v", bj, err)
+	}
+
+	// Resume: finished trials are kept, the rest are run.
+	o.Generator = InProcess{}
+	started := e.started
+	sum2, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2.Resumed != len(first) || sum2.Done != 8-len(first) || sum2.Total != 8 {
+		t.Fatalf("resumed run: %+v", sum2)
+	}
+	if e.started-started != sum2.Done {
+		t.Fatalf("resumed run started %d servers for %d trials", e.started-started, sum2.Done)
+	}
+	all := checkTrials(t, o.Run, 8)
+	for _, f := range first {
+		for _, a := range all {
+			if a.Seq == f.Seq && a.Started != f.Started {
+				t.Fatalf("trial seq %d was redone", f.Seq)
+			}
+		}
+	}
+	var cpuOK bool
+	for _, tr := range all {
+		cpuOK = cpuOK || tr.ServerCPUNsPerOp > 0
+	}
+	if !cpuOK {
+		t.Fatal("no trial measured any server CPU time")
+	}
+	// Interleaving: the first round ran one trial of each cell.
+	firstRound := map[string]bool{}
+	for _, tr := range all[:4] {
+		firstRound[tr.Variant+"/"+tr.Runtime] = true
+	}
+	if len(firstRound) != 4 {
+		t.Fatalf("the first four trials cover %d cells, want all 4 (round-robin)", len(firstRound))
+	}
+	// A third run has nothing to do.
+	sum3, err := Run(context.Background(), o)
+	if err != nil || sum3.Done != 0 || sum3.Total != 8 {
+		t.Fatalf("third run: %+v %v", sum3, err)
+	}
+}
+
+func TestRunSkipsFailsAndAdapts(t *testing.T) {
+	e := newProcEngine(t)
+	imgs := append(twoImages(),
+		Image{Name: "broken", Ref: "img:broken", Verified: "passed"},
+		Image{Name: "unsafe", Ref: "img:unsafe", Verified: "failed"},
+		Image{Name: "fresh", Ref: "img:a"}, // never verified: runs, flagged
+	)
+	e.failFor = "img:broken"
+	o := testOptions(t, e, imgs)
+	o.Runtimes = o.Runtimes[:1]
+	o.MaxTrials = 3 // a/fresh are the same server: never separated, so all go to 3
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Images) != 4 || slices.ContainsFunc(sum.Images, func(im Image) bool { return im.Name == "unsafe" }) {
+		t.Fatalf("images benchmarked: %+v", sum.Images)
+	}
+	w := strings.Join(sum.Warnings, "\n")
+	if !strings.Contains(w, "unsafe") || !strings.Contains(w, "fresh was never verified") {
+		t.Fatalf("warnings: %s", w)
+	}
+	if len(sum.Failures) != maxCellFailures || len(sum.Dropped) != 1 || sum.Dropped[0].Image != "broken" {
+		t.Fatalf("failures %+v dropped %+v", sum.Failures, sum.Dropped)
+	}
+	trials, _ := LoadTrials(o.Run)
+	n := map[string]int{}
+	for _, tr := range trials {
+		n[tr.Variant]++
+	}
+	if n["a"] != 3 || n["fresh"] != 3 || n["broken"] != 0 {
+		t.Fatalf("trials per image %v: want a and fresh at max_trials 3 (A/A never separates)", n)
+	}
+	if e.live() != 0 {
+		t.Fatalf("%d servers left", e.live())
+	}
+}
+
+func TestRunBudget(t *testing.T) {
+	e := newProcEngine(t)
+	o := testOptions(t, e, twoImages())
+	o.Budget = time.Nanosecond
+	sum, err := Run(context.Background(), o)
+	if err != nil || !sum.BudgetSpent || sum.Done != 0 {
+		t.Fatalf("budget run: %+v %v", sum, err)
+	}
+}
+
+func TestMachineLockWaits(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "locks", "machine.lock")
+	unlock, err := lockMachine(context.Background(), name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	var log bytes.Buffer
+	if _, err := lockMachine(ctx, name, &log); err == nil {
+		t.Fatal("took a held lock")
+	}
+	if !strings.Contains(log.String(), "waiting for the machine lock") {
+		t.Fatalf("no waiting message: %q", log.String())
+	}
+	unlock()
+	unlock2, err := lockMachine(context.Background(), name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock2()
+}
+
+func TestImagesFromRun(t *testing.T) {
+	run, _ := results.Open(t.TempDir())
+	write := func(rel string, v any) {
+		if err := run.WriteJSON(rel, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("builds/gcc.json", map[string]any{"variant": variants.Variant{Name: "gcc", ID: "111", Kind: variants.KindVariant}, "image": "redis-variants/gcc:111", "status": "ok"})
+	write("builds/stock.json", map[string]any{"variant": variants.Variant{Name: "stock", ID: "222", Kind: variants.KindDistro}, "image": "redis-variants/stock:222", "status": "ok"})
+	write("builds/zig.json", map[string]any{"variant": variants.Variant{Name: "zig", Kind: variants.KindVariant}, "status": "failed", "error": "zig: boom"})
+	write("verify/gcc.json", map[string]any{"status": "passed"})
+	write("verify/stock.json", map[string]any{"status": "failed"})
+	imgs, warns, err := Images(run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Image{
+		{Name: "gcc", ID: "111", Ref: "redis-variants/gcc:111", Verified: "passed"},
+		{Name: "stock", ID: "222", Ref: "redis-variants/stock:222", Reference: true, Verified: "failed"},
+	}
+	if !slices.Equal(imgs, want) {
+		t.Fatalf("Images = %+v, want %+v", imgs, want)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "zig") || !strings.Contains(warns[0], "boom") {
+		t.Fatalf("warnings %q", warns)
+	}
+	if imgs, _, _ := Images(run, []string{"stock"}); len(imgs) != 1 || imgs[0].Name != "stock" {
+		t.Fatalf("--only stock: %+v", imgs)
+	}
+	if _, _, err := Images(run, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("--only nope: %v", err)
+	}
+	empty, _ := results.Open(t.TempDir())
+	if _, _, err := Images(empty, nil); err == nil || !strings.Contains(err.Error(), "build") {
+		t.Fatalf("no builds: %v", err)
+	}
+}
+
+func TestSelectRuntimes(t *testing.T) {
+	all := []variants.Runtime{{Name: "host"}, {Name: "bridge"}, {Name: "unix"}}
+	got, err := SelectRuntimes(all, []string{"unix", "host"})
+	if err != nil || len(got) != 2 || got[0].Name != "unix" || got[1].Name != "host" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := SelectRuntimes(all, []string{"macvlan"}); err == nil || !strings.Contains(err.Error(), "bridge") {
+		t.Fatalf("unknown runtime: %v", err)
+	}
+}
+
+func TestCountCPUs(t *testing.T) {
+	for in, want := range map[string]int{"1": 1, "2-3": 2, "0,2-5": 5, " 7 ": 1} {
+		if got, err := CountCPUs(in); err != nil || got != want {
+			t.Errorf("CountCPUs(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"x", "3-1", "1,,2", "-1"} {
+		if _, err := CountCPUs(bad); err == nil {
+			t.Errorf("CountCPUs(%q): no error", bad)
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	args, err := Args(loadgen.Config{Addr: "127.0.0.1:7000", Clients: 50, Pipeline: 16, DataSize: 3, Keyspace: 1000,
+		Duration: 2 * time.Second, Warmup: time.Second, Tests: []string{"GET"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "loadgen --json -t GET --host 127.0.0.1 --port 7000 -c 50 -P 16 -d 3 -r 1000 --duration 2s --warmup 1s"
+	if got := strings.Join(args, " "); got != want {
+		t.Fatalf("Args = %q\nwant   %q", got, want)
+	}
+	args, _ = Args(loadgen.Config{Socket: "/tmp/s/redis.sock", Tests: []string{"SET"}, Requests: 10})
+	if got := strings.Join(args, " "); got != "loadgen --json -t SET --socket /tmp/s/redis.sock -n 10" {
+		t.Fatalf("socket Args = %q", got)
+	}
+	if _, err := Args(loadgen.Config{Addr: "x:1", Tests: []string{"SET", "GET"}}); err == nil {
+		t.Fatal("two tests: no error")
+	}
+}
+
+func TestClientShare(t *testing.T) {
+	r := loadgen.Result{ClientCPU: 500 * time.Millisecond, Elapsed: time.Second}
+	if got := clientShare(r, 0, 0, 1); got != 0.5 {
+		t.Fatalf("share = %v, want 0.5", got)
+	}
+	if got := clientShare(loadgen.Result{}, time.Second, 2*time.Second, 2); got != 0.25 {
+		t.Fatalf("fallback share = %v, want 0.25", got)
+	}
+}
+
+func TestParseInfo(t *testing.T) {
+	m := ParseInfo("# Memory\r\nused_memory:100\r\nused_memory_rss:8839168\r\nmem_fragmentation_ratio:9.52\r\n")
+	if m["used_memory_rss"] != "8839168" || m["mem_fragmentation_ratio"] != "9.52" {
+		t.Fatalf("%v", m)
+	}
+}
+
+func TestTrialRel(t *testing.T) {
+	got := TrialRel(Cell{Image: "gcc-o3", Runtime: "host", Test: "LRANGE_100", Pipeline: 16}, 2)
+	if got != filepath.Join("trials", "gcc-o3", "host", "LRANGE_100-P16-2.json") {
+		t.Fatal(got)
+	}
+	if got := TrialRel(Cell{Image: "../x", Runtime: "a/b", Test: "SET", Pipeline: 1}, 0); got != filepath.Join("trials", "_._x", "a_b", "SET-P1-0.json") {
+		t.Fatalf("unsafe path %s", got)
+	}
+}
+
+// TestExecGeneratorPinsAndParses runs a stand-in generator binary that
+// reports the CPUs it may run on and the arguments it got.
+func TestExecGeneratorPinsAndParses(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Fatalf("needs taskset (util-linux): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "fake-rv")
+	script := `#!/bin/sh
+cpus=$(awk '/Cpus_allowed_list/ {print $2}' /proc/self/status)
+printf '{"config":{},"results":[{"test":"%s","title":"%s","requests":7,"ops_per_sec":7}]}\n' "$cpus" "$*"
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := ExecGenerator{Binary: bin}
+	res, _, err := g.Generate(context.Background(), loadgen.Config{Addr: "127.0.0.1:1", Tests: []string{"SET"}, Duration: time.Second}, "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Test != "0" || res.Requests != 7 {
+		t.Fatalf("generator ran on CPUs %q (want 0), requests %d", res.Test, res.Requests)
+	}
+	if !strings.HasPrefix(res.Title, "loadgen --json -t SET --host 127.0.0.1 --port 1") {
+		t.Fatalf("generator got %q", res.Title)
+	}
+	// A generator that fails says why.
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'connection refused' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.Generate(context.Background(), loadgen.Config{Addr: "127.0.0.1:1", Tests: []string{"SET"}}, ""); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("failing generator: %v", err)
+	}
+}
