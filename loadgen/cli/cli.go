@@ -1,0 +1,117 @@
+// Package cli is the loadgen command line, shared by "redis-variants loadgen"
+// and the standalone redis-loadgen binary.
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redis-variants/redis-variants/loadgen"
+)
+
+// NewCommand returns the loadgen command.
+func NewCommand() *cobra.Command {
+	var (
+		cfg       loadgen.Config
+		host      string
+		port      int
+		tests     string
+		csvOut    bool
+		jsonOut   bool
+		procs     int
+		listTests bool
+	)
+	cmd := &cobra.Command{
+		Use:   "loadgen",
+		Short: "Benchmark any Redis like redis-benchmark (same tests and key names), with HdrHistogram latencies and an open-loop --rate mode",
+		Long: `loadgen runs redis-benchmark's tests (PING_INLINE, PING_MBULK, SET, GET, INCR,
+LPUSH, RPUSH, LPOP, RPOP, SADD, HSET, SPOP, ZADD, ZPOPMIN, LRANGE_100..600,
+MSET, XADD) plus MIXED (a memtier-like SET:GET mix, --ratio, --key-pattern)
+against a Redis server. Replies are validated; wrong and error replies are
+counted as errors. With --rate the load is open loop: requests leave at a
+fixed rate whatever the replies do, and latency is measured from each
+request's intended send time (corrected for coordinated omission).`,
+		Example: `  redis-variants loadgen -t set,get -c 50 -P 16 -n 1000000
+  redis-variants loadgen -t set,get,lrange_100 --duration 10s --warmup 2s --csv
+  redis-variants loadgen -t mixed --ratio 1:10 --key-pattern zipf -r 100000 --duration 10s
+  redis-variants loadgen -t get --rate 20000 --duration 10s --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if listTests {
+				for _, t := range loadgen.Tests() {
+					fmt.Fprintln(cmd.OutOrStdout(), t)
+				}
+				return nil
+			}
+			if csvOut && jsonOut {
+				return fmt.Errorf("--csv and --json are exclusive")
+			}
+			if procs > 0 {
+				runtime.GOMAXPROCS(procs)
+			}
+			if port <= 0 || port > 65535 {
+				return fmt.Errorf("--port %d: want 1..65535", port)
+			}
+			cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+			t, err := loadgen.ParseTests(tests)
+			if err != nil {
+				return err
+			}
+			cfg.Tests = t
+			if cmd.Flags().Changed("duration") && !cmd.Flags().Changed("requests") {
+				cfg.Requests = 0
+			}
+			results, runErr := loadgen.Run(cmd.Context(), cfg)
+			out := cmd.OutOrStdout()
+			switch {
+			case csvOut:
+				err = loadgen.WriteCSV(out, results)
+			case jsonOut:
+				err = loadgen.WriteJSON(out, cfg, results)
+			default:
+				err = loadgen.WriteTable(out, results)
+			}
+			if runErr != nil {
+				return runErr
+			}
+			if err != nil {
+				return err
+			}
+			for _, r := range results {
+				if r.Errors > 0 {
+					fmt.Fprintf(os.Stderr, "loadgen: %s: %d of %d replies were errors or wrong\n", r.Test, r.Errors, r.Requests)
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&host, "host", "127.0.0.1", "server host")
+	f.IntVar(&port, "port", 6379, "server port")
+	f.StringVar(&cfg.Socket, "socket", "", "server unix socket (overrides --host/--port)")
+	f.StringVarP(&cfg.Password, "password", "a", "", "password for AUTH")
+	f.IntVarP(&cfg.Clients, "clients", "c", 50, "parallel connections")
+	f.IntVarP(&cfg.Pipeline, "pipeline", "P", 1, "pipeline depth")
+	f.Int64VarP(&cfg.Requests, "requests", "n", 100000, "total requests per test (ignored with --duration unless given)")
+	f.DurationVar(&cfg.Duration, "duration", 0, "measured time per test instead of -n")
+	f.DurationVar(&cfg.Warmup, "warmup", 0, "unmeasured time before each test")
+	f.IntVarP(&cfg.DataSize, "data-size", "d", 3, "value size in bytes")
+	f.IntVarP(&cfg.Keyspace, "keyspace", "r", 0, "use random keys in [0,N) (0 = one fixed key, like redis-benchmark)")
+	f.StringVarP(&tests, "tests", "t", "", "comma-separated tests, as redis-benchmark -t (default: all of redis-benchmark's)")
+	f.IntVar(&cfg.Threads, "threads", 0, "goroutines driving the connections (0 = one per connection)")
+	f.IntVar(&procs, "procs", 0, "GOMAXPROCS for the generator (0 = Go's default)")
+	f.Float64Var(&cfg.Rate, "rate", 0, "open loop: requests/s in total, latency from intended send time (0 = closed loop)")
+	f.StringVar(&cfg.Ratio, "ratio", "1:10", "MIXED: SET:GET ratio")
+	f.StringVar(&cfg.KeyPattern, "key-pattern", "uniform", "MIXED: key distribution: uniform, gaussian or zipf (needs -r)")
+	f.DurationVar(&cfg.Timeout, "timeout", 0, "fail when a connection waits this long for a reply (default 10s)")
+	f.Int64Var(&cfg.Seed, "seed", 0, "random seed (0 = from the clock)")
+	f.BoolVar(&csvOut, "csv", false, "CSV output (redis-benchmark's columns plus p99.9)")
+	f.BoolVar(&jsonOut, "json", false, "JSON output with every figure and the encoded HdrHistograms")
+	f.BoolVar(&listTests, "list-tests", false, "print the supported test names and exit")
+	return cmd
+}

@@ -1,0 +1,1041 @@
+// Package loadgen is a Redis load generator in the manner of
+// redis-benchmark: the same tests, key names and -t selection, so results
+// are comparable, plus an open-loop mode (fixed arrival rate, latency
+// measured from the intended send time, i.e. corrected for coordinated
+// omission) and a memtier-like MIXED set/get workload.
+//
+// The hot path writes pre-encoded RESP commands (random keys patched in
+// place) on raw connections and validates every reply with a scanner that
+// does not allocate; go-redis is used only for the control plane
+// (readiness, authentication check, data preparation).
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/redis-variants/redis-variants/loadgen/resp"
+)
+
+// Config says what to run against which server.
+type Config struct {
+	Addr     string        `json:"addr,omitempty"`     // host:port (TCP); default 127.0.0.1:6379
+	Socket   string        `json:"socket,omitempty"`   // unix socket path (overrides Addr)
+	Password string        `json:"-"`                  // AUTH password ("" = none)
+	Clients  int           `json:"clients"`            // connections (default 50)
+	Pipeline int           `json:"pipeline"`           // depth (default 1)
+	Requests int64         `json:"requests,omitempty"` // total requests per test (0 = use Duration; both 0 = 100000)
+	Duration time.Duration `json:"duration,omitempty"` // measured time per test
+	Warmup   time.Duration `json:"warmup,omitempty"`   // unmeasured time before each test
+	DataSize int           `json:"data_size"`          // value size in bytes (default 3)
+	Keyspace int           `json:"keyspace"`           // random keys in [0,Keyspace) (0 = one fixed key, like redis-benchmark without -r)
+	Tests    []string      `json:"tests"`              // test names (see Tests); "ping" and "lrange" expand; empty = DefaultTests
+	// Threads is the number of goroutines driving the connections: 0 (the
+	// default) runs one goroutine per connection; N > 0 runs N goroutines,
+	// each driving its share of the connections in lock step (write every
+	// connection's batch, then read every reply).
+	Threads int     `json:"threads,omitempty"`
+	Rate    float64 `json:"rate,omitempty"` // open-loop requests/s in total (0 = closed loop)
+
+	// Ratio is MIXED's set:get ratio, "1:10" by default.
+	Ratio string `json:"ratio,omitempty"`
+	// KeyPattern is MIXED's key distribution: "uniform" (default),
+	// "gaussian" (mean Keyspace/2, σ Keyspace/6) or "zipf" (s=1.01).
+	KeyPattern string `json:"key_pattern,omitempty"`
+	// Timeout is how long a connection may wait for a reply before the run
+	// fails (default 10s). It also bounds connecting.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Seed seeds the random keys (0 = derived from the clock).
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// Result is one test's measurement.
+type Result struct {
+	Test         string        `json:"test"`  // canonical name, as in Tests()
+	Title        string        `json:"title"` // redis-benchmark's title (its CSV test column)
+	Requests     int64         `json:"requests"`
+	Errors       int64         `json:"errors"`
+	ErrorSamples []string      `json:"error_samples,omitempty"`
+	Misses       int64         `json:"misses"` // valid nil replies (GET of a missing key, pop of an empty list)
+	Elapsed      time.Duration `json:"elapsed"`
+	OpsPerSec    float64       `json:"ops_per_sec"`
+	AvgMs        float64       `json:"avg_ms"`
+	MinMs        float64       `json:"min_ms"`
+	P50Ms        float64       `json:"p50_ms"`
+	P95Ms        float64       `json:"p95_ms"`
+	P99Ms        float64       `json:"p99_ms"`
+	P999Ms       float64       `json:"p999_ms"`
+	MaxMs        float64       `json:"max_ms"`
+	Hist         string        `json:"hist"`           // encoded HdrHistogram (µs), base64 V2 compressed; see DecodeHist
+	ClientCPU    time.Duration `json:"client_cpu"`     // the generator process's CPU time during the measured window
+	ClientMaxRSS int64         `json:"client_max_rss"` // the generator process's peak RSS so far, bytes
+	Clients      int           `json:"clients"`
+	Pipeline     int           `json:"pipeline"`
+	Rate         float64       `json:"rate,omitempty"` // configured open-loop rate (0 = closed loop)
+	// SentPerSec is, in open-loop mode, the achieved arrival rate: requests
+	// actually written during the measured window per second.
+	SentPerSec float64 `json:"sent_per_sec,omitempty"`
+}
+
+// Histogram geometry: microseconds, 1 µs .. 100 s, 3 significant digits.
+const (
+	histMin    = 1
+	histMax    = 100_000_000
+	histDigits = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// DecodeHist decodes Result.Hist.
+func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("decoding latency histogram: %w", err)
+	}
+	return h, nil
+}
+
+const maxSamples = 5
+
+func (c *Config) setDefaults() error {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:6379"
+	}
+	if c.Clients == 0 {
+		c.Clients = 50
+	}
+	if c.Pipeline == 0 {
+		c.Pipeline = 1
+	}
+	if c.DataSize == 0 {
+		c.DataSize = 3
+	}
+	if c.Requests == 0 && c.Duration == 0 {
+		c.Requests = 100000
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.Ratio == "" {
+		c.Ratio = "1:10"
+	}
+	if c.KeyPattern == "" {
+		c.KeyPattern = "uniform"
+	}
+	switch {
+	case c.Clients < 0:
+		return fmt.Errorf("clients must be positive, got %d", c.Clients)
+	case c.Pipeline < 0:
+		return fmt.Errorf("pipeline must be positive, got %d", c.Pipeline)
+	case c.Requests < 0:
+		return fmt.Errorf("requests must not be negative, got %d", c.Requests)
+	case c.Duration < 0 || c.Warmup < 0:
+		return fmt.Errorf("duration and warmup must not be negative")
+	case c.DataSize < 0:
+		return fmt.Errorf("data size must not be negative, got %d", c.DataSize)
+	case c.Keyspace < 0:
+		return fmt.Errorf("keyspace must not be negative, got %d", c.Keyspace)
+	case c.Threads < 0:
+		return fmt.Errorf("threads must not be negative, got %d", c.Threads)
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("rate must be a positive number, got %v", c.Rate)
+	}
+	if _, _, err := parseRatio(c.Ratio); err != nil {
+		return err
+	}
+	switch c.KeyPattern {
+	case "uniform", "gaussian", "zipf":
+	default:
+		return fmt.Errorf("key pattern %q: want uniform, gaussian or zipf", c.KeyPattern)
+	}
+	return nil
+}
+
+func parseRatio(s string) (set, get int, err error) {
+	a, b, found := strings.Cut(s, ":")
+	if found {
+		set, err = strconv.Atoi(strings.TrimSpace(a))
+		if err == nil {
+			get, err = strconv.Atoi(strings.TrimSpace(b))
+		}
+	}
+	if !found || err != nil || set < 0 || get < 0 || set+get == 0 {
+		return 0, 0, fmt.Errorf("ratio %q: want SET:GET, e.g. 1:10", s)
+	}
+	return set, get, nil
+}
+
+func (c *Config) network() (string, string) {
+	if c.Socket != "" {
+		return "unix", c.Socket
+	}
+	return "tcp", c.Addr
+}
+
+func (c *Config) target() string {
+	if c.Socket != "" {
+		return "unix:" + c.Socket
+	}
+	return c.Addr
+}
+
+// control returns a go-redis client for the control plane.
+func (c *Config) control() *redis.Client {
+	n, a := c.network()
+	return redis.NewClient(&redis.Options{
+		Network:         n,
+		Addr:            a,
+		Password:        c.Password,
+		Protocol:        2,
+		DisableIdentity: true,
+		DialTimeout:     c.Timeout,
+		ReadTimeout:     c.Timeout,
+		WriteTimeout:    c.Timeout,
+		PoolSize:        2,
+		MaxRetries:      -1,
+	})
+}
+
+// Run runs cfg.Tests in order against the server and returns one Result per
+// test. It prepares the data LRANGE tests read (the list "mylist" is
+// filled up to 600 elements) itself. A lost connection or a server that
+// stops answering for cfg.Timeout ends the run with an error, returning the
+// results of the tests finished so far.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	defs, err := resolveTests(cfg.Tests)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	ctl := cfg.control()
+	defer ctl.Close()
+	if err := ctl.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("loadgen: connecting to %s: %w", cfg.target(), err)
+	}
+	var out []Result
+	for _, d := range defs {
+		if d.lrange > 0 {
+			if err := fillList(ctx, ctl, &cfg, d.lrange); err != nil {
+				return out, fmt.Errorf("loadgen: preparing %s: %w", d.name, err)
+			}
+		}
+		r, err := runTest(ctx, &cfg, d)
+		if err != nil {
+			return out, fmt.Errorf("loadgen: test %s against %s: %w", d.name, cfg.target(), err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// fillList makes sure "mylist" holds at least n elements.
+func fillList(ctx context.Context, ctl *redis.Client, cfg *Config, n int) error {
+	have, err := ctl.LLen(ctx, "mylist").Result()
+	if err != nil {
+		return fmt.Errorf("LLEN mylist: %w", err)
+	}
+	if have >= int64(n) {
+		return nil
+	}
+	vals := make([]any, int64(n)-have)
+	for i := range vals {
+		vals[i] = data(cfg)
+	}
+	return ctl.LPush(ctx, "mylist", vals...).Err()
+}
+
+// clock is a monotonic nanosecond clock starting at a fixed base.
+type clock struct{ base time.Time }
+
+func (c clock) now() int64 { return int64(time.Since(c.base)) }
+
+// countingConn counts reads so the worker can timestamp replies by the
+// read that delivered them instead of calling the clock per reply.
+type countingConn struct {
+	net.Conn
+	reads uint64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	c.reads++
+	return c.Conn.Read(p)
+}
+
+// conn is one connection and its state.
+type conn struct {
+	id   int
+	nc   net.Conn
+	cc   *countingConn
+	rd   *resp.Reader
+	wbuf []byte
+	// watchdog
+	progress atomic.Uint64
+	idle     atomic.Bool
+	killed   atomic.Value // error set by the watchdog before closing
+}
+
+// stats is one worker's tally.
+type stats struct {
+	hist    *hdrhistogram.Histogram
+	count   int64
+	errors  int64
+	misses  int64
+	samples []string
+	sent    int64 // open loop: requests written inside the window
+	first   int64 // earliest send time of a counted request (ns)
+	last    int64 // latest completion time of a counted request (ns)
+}
+
+func newStats() *stats { return &stats{hist: newHist(), first: math.MaxInt64} }
+
+func (s *stats) sample(msg string) {
+	if len(s.samples) < maxSamples {
+		s.samples = append(s.samples, msg)
+	}
+}
+
+// phase times, ns on the test's clock.
+type window struct {
+	start int64 // measurement starts (after warmup)
+	end   int64 // measurement ends (duration mode); MaxInt64 in request mode
+}
+
+func (w window) in(t int64) bool { return t >= w.start && t < w.end }
+
+type test struct {
+	cfg     *Config
+	def     *testDef
+	cmds    []command
+	clk     clock
+	win     window
+	claimed atomic.Int64 // requests claimed (request mode)
+	total   int64        // requests to run (request mode; 0 = duration mode)
+	setW    int          // MIXED weights
+	getW    int
+}
+
+func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
+	t := &test{cfg: cfg, def: d, cmds: d.commands(cfg)}
+	t.setW, t.getW, _ = parseRatio(cfg.Ratio)
+	res := Result{Test: d.name, Title: d.title, Clients: cfg.Clients, Pipeline: cfg.Pipeline, Rate: cfg.Rate}
+
+	conns := make([]*conn, cfg.Clients)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.nc.Close()
+			}
+		}
+	}()
+	dctx, cancelDial := context.WithTimeout(ctx, cfg.Timeout)
+	dg, dgctx := errgroup.WithContext(dctx)
+	dg.SetLimit(16)
+	for i := range conns {
+		dg.Go(func() error {
+			c, err := dial(dgctx, cfg, i)
+			if err != nil {
+				return err
+			}
+			conns[i] = c
+			return nil
+		})
+	}
+	err := dg.Wait()
+	cancelDial()
+	if err != nil {
+		return res, err
+	}
+
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.clk = clock{base: time.Now()}
+	t.win = window{start: int64(cfg.Warmup), end: math.MaxInt64}
+	if cfg.Requests > 0 {
+		t.total = cfg.Requests
+	} else {
+		t.win.end = t.win.start + int64(cfg.Duration)
+	}
+
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(gctx)
+
+	// CPU time over the measured window.
+	var cpu0, cpu1 time.Duration
+	cpuDone := make(chan struct{})
+	go func() {
+		defer close(cpuDone)
+		if !sleepUntil(gctx, t.clk, t.win.start) {
+			return
+		}
+		cpu0 = processCPU()
+		if t.total == 0 && sleepUntil(gctx, t.clk, t.win.end) {
+			cpu1 = processCPU()
+		}
+	}()
+
+	stopWatch := make(chan struct{})
+	var watchErr atomic.Value
+	go t.watchdog(gctx, conns, stopWatch, &watchErr)
+
+	all := make([]*stats, 0, len(conns))
+	var mu sync.Mutex
+	collect := func(s *stats) {
+		mu.Lock()
+		all = append(all, s)
+		mu.Unlock()
+	}
+	rng := rand.New(rand.NewSource(seed))
+	switch {
+	case cfg.Rate > 0:
+		perConn := cfg.Rate / float64(len(conns))
+		for i, c := range conns {
+			s := newStats()
+			collect(s)
+			kg := t.newKeyGen(rng.Int63())
+			phase := float64(i) / float64(len(conns)) / perConn
+			quota := int64(0)
+			if t.total > 0 {
+				quota = t.total / int64(len(conns))
+				if int64(i) < t.total%int64(len(conns)) {
+					quota++
+				}
+			}
+			g.Go(func() error { return t.openLoop(gctx, c, s, kg, perConn, phase, quota) })
+		}
+	case cfg.Threads > 0 && cfg.Threads < len(conns):
+		for w := 0; w < cfg.Threads; w++ {
+			var mine []*conn
+			for i := w; i < len(conns); i += cfg.Threads {
+				mine = append(mine, conns[i])
+			}
+			s := newStats()
+			collect(s)
+			kgs := make([]*keyGen, len(mine))
+			for i := range kgs {
+				kgs[i] = t.newKeyGen(rng.Int63())
+			}
+			g.Go(func() error { return t.lockStep(gctx, mine, s, kgs) })
+		}
+	default:
+		for _, c := range conns {
+			s := newStats()
+			collect(s)
+			kg := t.newKeyGen(rng.Int63())
+			g.Go(func() error { return t.closedLoop(gctx, c, s, kg) })
+		}
+	}
+	err = g.Wait()
+	endNs := t.clk.now()
+	close(stopWatch)
+	if t.total > 0 {
+		cpu1 = processCPU()
+	}
+	cancel()
+	<-cpuDone
+	if err != nil {
+		if werr, ok := watchErr.Load().(error); ok {
+			err = werr
+		}
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, err
+	}
+
+	h := newHist()
+	first, last := int64(math.MaxInt64), int64(0)
+	var sent int64
+	for _, s := range all {
+		h.Merge(s.hist)
+		res.Requests += s.count
+		res.Errors += s.errors
+		res.Misses += s.misses
+		sent += s.sent
+		for _, m := range s.samples {
+			if len(res.ErrorSamples) < maxSamples {
+				res.ErrorSamples = append(res.ErrorSamples, m)
+			}
+		}
+		first = min(first, s.first)
+		last = max(last, s.last)
+	}
+	if t.total > 0 {
+		// Request mode: from the start of measurement to the last reply.
+		if last == 0 {
+			last = endNs
+		}
+		res.Elapsed = time.Duration(last - t.win.start)
+	} else {
+		res.Elapsed = cfg.Duration
+	}
+	if res.Elapsed > 0 {
+		res.OpsPerSec = float64(res.Requests) / res.Elapsed.Seconds()
+		if cfg.Rate > 0 {
+			res.SentPerSec = float64(sent) / res.Elapsed.Seconds()
+		}
+	}
+	if cpu1 > cpu0 {
+		res.ClientCPU = cpu1 - cpu0
+	}
+	res.ClientMaxRSS = maxRSS()
+	if h.TotalCount() > 0 {
+		ms := func(us int64) float64 { return float64(us) / 1000 }
+		res.AvgMs = h.Mean() / 1000
+		res.MinMs = ms(h.Min())
+		res.P50Ms = ms(h.ValueAtQuantile(50))
+		res.P95Ms = ms(h.ValueAtQuantile(95))
+		res.P99Ms = ms(h.ValueAtQuantile(99))
+		res.P999Ms = ms(h.ValueAtQuantile(99.9))
+		res.MaxMs = ms(h.Max())
+	}
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return res, fmt.Errorf("encoding histogram: %w", err)
+	}
+	res.Hist = string(enc)
+	return res, nil
+}
+
+func sleepUntil(ctx context.Context, clk clock, t int64) bool {
+	d := time.Duration(t - clk.now())
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
+}
+
+// dial connects and authenticates one connection.
+func dial(ctx context.Context, cfg *Config, id int) (*conn, error) {
+	network, addr := cfg.network()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("connection %d: %w", id, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	cc := &countingConn{Conn: nc}
+	c := &conn{id: id, nc: nc, cc: cc, rd: resp.NewReader(cc, 64<<10)}
+	if cfg.Password != "" {
+		nc.SetDeadline(time.Now().Add(cfg.Timeout))
+		if _, err := nc.Write(resp.AppendCommand(nil, "AUTH", cfg.Password)); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("connection %d: sending AUTH: %w", id, err)
+		}
+		var rep resp.Reply
+		if err := c.rd.Next(&rep); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("connection %d: reading AUTH reply: %w", id, err)
+		}
+		if rep.Kind != resp.SimpleString {
+			nc.Close()
+			return nil, fmt.Errorf("connection %d: AUTH failed: %s", id, rep.Line)
+		}
+		nc.SetDeadline(time.Time{})
+	}
+	return c, nil
+}
+
+// watchdog closes every connection when ctx ends and fails a connection
+// that waits longer than Timeout for a reply.
+func (t *test) watchdog(ctx context.Context, conns []*conn, stop chan struct{}, errOut *atomic.Value) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last := make([]uint64, len(conns))
+	since := make([]time.Time, len(conns))
+	now := time.Now()
+	for i := range since {
+		since[i] = now
+	}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			for _, c := range conns {
+				c.nc.Close()
+			}
+			return
+		case now = <-tick.C:
+		}
+		for i, c := range conns {
+			p := c.progress.Load()
+			if p != last[i] || c.idle.Load() {
+				last[i], since[i] = p, now
+				continue
+			}
+			if now.Sub(since[i]) > t.cfg.Timeout {
+				err := fmt.Errorf("connection %d: no reply within %s", c.id, t.cfg.Timeout)
+				errOut.CompareAndSwap(nil, err)
+				c.killed.CompareAndSwap(nil, err)
+				c.nc.Close()
+			}
+		}
+	}
+}
+
+func (c *conn) fail(op string, err error) error {
+	if k, ok := c.killed.Load().(error); ok {
+		return k
+	}
+	return fmt.Errorf("connection %d: %s: %w", c.id, op, err)
+}
+
+// keyGen draws key numbers and builds batches.
+type keyGen struct {
+	x       uint64 // splitmix64 state
+	ks      uint64
+	pattern int // 0 uniform, 1 gaussian, 2 zipf
+	rng     *rand.Rand
+	zipf    *rand.Zipf
+	setW    uint64
+	tot     uint64
+}
+
+func (t *test) newKeyGen(seed int64) *keyGen {
+	k := &keyGen{x: uint64(seed), ks: uint64(t.cfg.Keyspace), setW: uint64(t.setW), tot: uint64(t.setW + t.getW)}
+	if t.def.name == "MIXED" && t.cfg.Keyspace > 1 {
+		switch t.cfg.KeyPattern {
+		case "gaussian":
+			k.pattern = 1
+			k.rng = rand.New(rand.NewSource(seed))
+		case "zipf":
+			k.pattern = 2
+			k.rng = rand.New(rand.NewSource(seed))
+			k.zipf = rand.NewZipf(k.rng, 1.01, 1, uint64(t.cfg.Keyspace-1))
+		}
+	}
+	return k
+}
+
+func (k *keyGen) next64() uint64 {
+	k.x += 0x9e3779b97f4a7c15
+	z := k.x
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (k *keyGen) key() uint64 {
+	switch k.pattern {
+	case 1:
+		v := float64(k.ks)/2 + k.rng.NormFloat64()*float64(k.ks)/6
+		if v < 0 {
+			v = 0
+		}
+		if v >= float64(k.ks) {
+			v = float64(k.ks - 1)
+		}
+		return uint64(v)
+	case 2:
+		return k.zipf.Uint64()
+	}
+	hi, _ := bits.Mul64(k.next64(), k.ks)
+	return hi
+}
+
+// put12 writes v as 12 zero-padded digits (redis-benchmark's %012zu).
+func put12(b []byte, v uint64) {
+	_ = b[11]
+	for i := 11; i >= 0; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+}
+
+// batch fills c.wbuf with n commands and records which command each slot
+// holds in kinds (MIXED only).
+func (t *test) batch(c *conn, k *keyGen, n int, kinds []uint8) []byte {
+	if len(t.cmds) == 1 {
+		cmd := &t.cmds[0]
+		l := len(cmd.buf)
+		if len(c.wbuf) < n*l {
+			c.wbuf = make([]byte, 0, n*l)
+			for i := 0; i < n; i++ {
+				c.wbuf = append(c.wbuf, cmd.buf...)
+			}
+		}
+		if k.ks > 0 && len(cmd.rand) > 0 {
+			for i := 0; i < n; i++ {
+				base := c.wbuf[i*l : (i+1)*l]
+				for _, off := range cmd.rand {
+					put12(base[off:off+12], k.key())
+				}
+			}
+		}
+		return c.wbuf[:n*l]
+	}
+	// MIXED: choose per slot.
+	b := c.wbuf[:0]
+	for i := 0; i < n; i++ {
+		which := uint8(1)
+		if k.next64()%k.tot < k.setW {
+			which = 0
+		}
+		kinds[i] = which
+		cmd := &t.cmds[which]
+		start := len(b)
+		b = append(b, cmd.buf...)
+		if k.ks > 0 {
+			key := k.key()
+			for _, off := range cmd.rand {
+				put12(b[start+off:start+off+12], key)
+			}
+		}
+	}
+	c.wbuf = b
+	return b
+}
+
+// checkReply validates one reply; it returns false for a wrong reply or
+// an error reply and records a sample.
+func (t *test) checkReply(s *stats, rep *resp.Reply, ck *check) {
+	if rep.Kind == ck.kind {
+		switch ck.kind {
+		case resp.SimpleString:
+			if ck.line == "" || string(rep.Line) == ck.line {
+				return
+			}
+		case resp.Integer:
+			return
+		case resp.BulkString, resp.Array:
+			if rep.N < 0 {
+				if ck.nilOK {
+					s.misses++
+					return
+				}
+			} else if ck.n < 0 || rep.N == ck.n || (ck.alt >= 0 && rep.N == ck.alt) {
+				return
+			}
+		}
+	}
+	s.errors++
+	if len(s.samples) >= maxSamples {
+		return
+	}
+	if rep.Kind == resp.Error {
+		s.sample(fmt.Sprintf("%s: error reply: %s", t.def.name, rep.Line))
+		return
+	}
+	s.sample(fmt.Sprintf("%s: unexpected reply %s, want %s", t.def.name, describe(rep), describeCheck(ck)))
+}
+
+func describe(rep *resp.Reply) string {
+	switch rep.Kind {
+	case resp.SimpleString, resp.Double, resp.BigNumber, resp.Boolean:
+		return fmt.Sprintf("%q (%c)", rep.Line, rep.Kind)
+	case resp.Integer:
+		return fmt.Sprintf("integer %d", rep.N)
+	case resp.BulkString:
+		if rep.N < 0 {
+			return "nil bulk string"
+		}
+		return fmt.Sprintf("bulk string of %d bytes", rep.N)
+	case resp.Array:
+		if rep.N < 0 {
+			return "nil array"
+		}
+		return fmt.Sprintf("array of %d elements", rep.N)
+	}
+	return fmt.Sprintf("reply type %q", byte(rep.Kind))
+}
+
+func describeCheck(ck *check) string {
+	switch ck.kind {
+	case resp.SimpleString:
+		return fmt.Sprintf("%q", ck.line)
+	case resp.Integer:
+		return "an integer"
+	case resp.BulkString:
+		if ck.n >= 0 {
+			return fmt.Sprintf("a bulk string of %d bytes", ck.n)
+		}
+		return "a bulk string"
+	case resp.Array:
+		if ck.alt >= 0 {
+			return fmt.Sprintf("an array of %d or %d elements", ck.n, ck.alt)
+		}
+		return fmt.Sprintf("an array of %d elements", ck.n)
+	}
+	return string(rune(ck.kind))
+}
+
+// claim returns how many requests the next batch may send (request mode).
+func (t *test) claim(p int) int {
+	if t.total == 0 {
+		return p
+	}
+	end := t.claimed.Add(int64(p))
+	if over := end - t.total; over > 0 {
+		n := int64(p) - over
+		if n <= 0 {
+			return 0
+		}
+		return int(n)
+	}
+	return p
+}
+
+// closedLoop drives one connection: send a batch of Pipeline commands,
+// read every reply, repeat.
+func (t *test) closedLoop(ctx context.Context, c *conn, s *stats, k *keyGen) error {
+	defer c.idle.Store(true)
+	p := t.cfg.Pipeline
+	kinds := make([]uint8, p)
+	var rep resp.Reply
+	measuring := false
+	for {
+		now := t.clk.now()
+		if now >= t.win.end || ctx.Err() != nil {
+			return nil
+		}
+		n := p
+		if !measuring && now >= t.win.start {
+			measuring = true
+		}
+		if measuring {
+			n = t.claim(p)
+			if n == 0 {
+				return nil
+			}
+		}
+		buf := t.batch(c, k, n, kinds)
+		sent := t.clk.now()
+		if _, err := c.nc.Write(buf); err != nil {
+			return c.fail("writing", err)
+		}
+		reads := c.cc.reads
+		at := sent
+		for i := 0; i < n; i++ {
+			if err := c.rd.Next(&rep); err != nil {
+				return c.fail("reading reply", err)
+			}
+			if c.cc.reads != reads {
+				reads = c.cc.reads
+				at = t.clk.now()
+			}
+			if !t.win.in(at) || (t.total > 0 && !measuring) {
+				continue
+			}
+			s.count++
+			ck := &t.cmds[0].check
+			if len(t.cmds) > 1 {
+				ck = &t.cmds[kinds[i]].check
+			}
+			t.checkReply(s, &rep, ck)
+			us := (at - sent) / 1000
+			if us < histMin {
+				us = histMin
+			}
+			s.hist.RecordValue(min(us, histMax))
+			s.first = min(s.first, sent)
+			s.last = max(s.last, at)
+		}
+		c.progress.Add(1)
+	}
+}
+
+// lockStep drives several connections from one goroutine: write every
+// connection's batch, then read every connection's replies.
+func (t *test) lockStep(ctx context.Context, conns []*conn, s *stats, kgs []*keyGen) error {
+	defer func() {
+		for _, c := range conns {
+			c.idle.Store(true)
+		}
+	}()
+	p := t.cfg.Pipeline
+	kinds := make([][]uint8, len(conns))
+	ns := make([]int, len(conns))
+	sent := make([]int64, len(conns))
+	for i := range kinds {
+		kinds[i] = make([]uint8, p)
+	}
+	var rep resp.Reply
+	measuring := false
+	for {
+		now := t.clk.now()
+		if now >= t.win.end || ctx.Err() != nil {
+			return nil
+		}
+		if !measuring && now >= t.win.start {
+			measuring = true
+		}
+		active := 0
+		for i, c := range conns {
+			n := p
+			if measuring {
+				n = t.claim(p)
+			}
+			ns[i] = n
+			if n == 0 {
+				continue
+			}
+			active++
+			buf := t.batch(c, kgs[i], n, kinds[i])
+			sent[i] = t.clk.now()
+			if _, err := c.nc.Write(buf); err != nil {
+				return c.fail("writing", err)
+			}
+		}
+		if active == 0 {
+			return nil
+		}
+		for ci, c := range conns {
+			reads := c.cc.reads
+			at := t.clk.now()
+			for i := 0; i < ns[ci]; i++ {
+				if err := c.rd.Next(&rep); err != nil {
+					return c.fail("reading reply", err)
+				}
+				if c.cc.reads != reads {
+					reads = c.cc.reads
+					at = t.clk.now()
+				}
+				if !t.win.in(at) || (t.total > 0 && !measuring) {
+					continue
+				}
+				s.count++
+				ck := &t.cmds[0].check
+				if len(t.cmds) > 1 {
+					ck = &t.cmds[kinds[ci][i]].check
+				}
+				t.checkReply(s, &rep, ck)
+				us := max((at-sent[ci])/1000, histMin)
+				s.hist.RecordValue(min(us, histMax))
+				s.first = min(s.first, sent[ci])
+				s.last = max(s.last, at)
+			}
+			c.progress.Add(1)
+		}
+	}
+}
+
+// openLoop sends at a fixed rate on one connection, independent of
+// replies, and measures each reply's latency from its intended send time.
+func (t *test) openLoop(ctx context.Context, c *conn, s *stats, k *keyGen, rate, phase float64, quota int64) error {
+	interval := float64(time.Second) / rate
+	start := int64(phase * float64(time.Second))
+	queue := make(chan int64, 1<<14) // intended send times, in order
+	kinds := make(chan uint8, 1<<14) // MIXED: which command
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(queue)
+		var one [1]uint8
+		var buf []byte
+		measured := int64(0) // requests sent with an intended time in the window
+		due := make([]int64, 0, 256)
+		for i := int64(0); ; {
+			if quota > 0 && measured >= quota {
+				return nil
+			}
+			next := start + int64(float64(i)*interval)
+			if next >= t.win.end || ctx.Err() != nil {
+				return nil
+			}
+			if !sleepUntil(ctx, t.clk, next) {
+				return nil
+			}
+			now := t.clk.now()
+			buf = buf[:0]
+			due = due[:0]
+			// Send everything that is due now in one write.
+			for ; next <= now && next < t.win.end && (quota == 0 || measured < quota) && len(due) < 256; i++ {
+				b := t.batch(c, k, 1, one[:])
+				buf = append(buf, b...)
+				due = append(due, next)
+				if next >= t.win.start {
+					measured++
+				}
+				if len(t.cmds) > 1 {
+					select {
+					case kinds <- one[0]:
+					case <-ctx.Done():
+						return nil
+					}
+				}
+				next = start + int64(float64(i+1)*interval)
+			}
+			for _, d := range due {
+				select {
+				case queue <- d:
+				case <-ctx.Done():
+					return nil
+				}
+			}
+			if _, err := c.nc.Write(buf); err != nil {
+				return c.fail("writing", err)
+			}
+			if at := t.clk.now(); t.win.in(at) {
+				s.sent += int64(len(due))
+			}
+		}
+	})
+	g.Go(func() error {
+		defer c.idle.Store(true)
+		var rep resp.Reply
+		for {
+			c.idle.Store(true)
+			var intended int64
+			var ok bool
+			select {
+			case intended, ok = <-queue:
+			case <-ctx.Done():
+				return nil
+			}
+			if !ok {
+				return nil
+			}
+			c.idle.Store(false)
+			if err := c.rd.Next(&rep); err != nil {
+				return c.fail("reading reply", err)
+			}
+			at := t.clk.now()
+			c.progress.Add(1)
+			ck := &t.cmds[0].check
+			if len(t.cmds) > 1 {
+				ck = &t.cmds[<-kinds].check
+			}
+			if !t.win.in(intended) {
+				continue
+			}
+			s.count++
+			t.checkReply(s, &rep, ck)
+			us := max((at-intended)/1000, histMin)
+			s.hist.RecordValue(min(us, histMax))
+			s.first = min(s.first, intended)
+			s.last = max(s.last, at)
+		}
+	})
+	err := g.Wait()
+	if err != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
