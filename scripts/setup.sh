@@ -34,6 +34,7 @@ elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 mkdir -p "$STATE" "$LOGS" "$BIN" "$STATE/locks"
 
 # One set-up at a time.
+# (fd 9 is closed for the daemons started below, so they do not hold it.)
 exec 9>"$STATE/locks/setup.lock"
 if ! flock -n 9; then
 	die "another set-up is running (pid $(cat "$STATE/locks/setup.pid" 2>/dev/null || echo '?')); wait for it or kill it"
@@ -109,7 +110,7 @@ else
 	rm -f /var/run/docker.pid
 	PID=$(setsid dockerd --data-root "$STATE/docker" --host "unix://$DOCKER_SOCK" \
 		--insecure-registry "$REGISTRY" --pidfile /var/run/docker.pid \
-		>"$LOGS/dockerd.log" 2>&1 </dev/null & echo $!)
+		>"$LOGS/dockerd.log" 2>&1 </dev/null 9>&- & echo $!)
 	wait_for dockerd 60 "$LOGS/dockerd.log" docker_up
 	PID=
 fi
@@ -131,7 +132,7 @@ storage:
   delete: {enabled: true}
 http: {addr: $REGISTRY}
 EOF
-	PID=$(setsid docker-registry serve "$STATE/registry/config.yml" >"$LOGS/registry.log" 2>&1 </dev/null & echo $!)
+	PID=$(setsid docker-registry serve "$STATE/registry/config.yml" >"$LOGS/registry.log" 2>&1 </dev/null 9>&- & echo $!)
 	wait_for registry 30 "$LOGS/registry.log" registry_up
 	PID=
 fi
@@ -175,7 +176,7 @@ else
 	mkdir -p "$(dirname "$BUILDKIT_SOCK")"
 	rm -f "$BUILDKIT_SOCK"
 	PID=$(setsid "$BIN/buildkitd" --config "$STATE/buildkit/buildkitd.toml" \
-		>"$LOGS/buildkitd.log" 2>&1 </dev/null & echo $!)
+		>"$LOGS/buildkitd.log" 2>&1 </dev/null 9>&- & echo $!)
 	wait_for buildkitd 60 "$LOGS/buildkitd.log" buildkit_up
 	PID=
 fi
