@@ -252,7 +252,7 @@ func TestDefaultFile(t *testing.T) {
 		t.Errorf("clang16-o3-lto = %+v", lto)
 	}
 	q := p.Profiles["quick"]
-	if q.Duration != 3*time.Second || len(q.Tests) != 4 || q.Trials != 3 {
+	if q.Duration != 2*time.Second || len(q.Tests) != 3 || q.Trials != 3 || q.Budget != 25*time.Minute {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(p.Runtimes) != 4 {
