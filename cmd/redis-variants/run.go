@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
 )
@@ -57,6 +58,9 @@ func runAll(cmd *cobra.Command, g *globals, o *runOptions) error {
 		g.RunDir = filepath.Join(g.Runs, results.NewRunID(time.Now()))
 	}
 	fmt.Fprintf(errw, "run folder: %s\n", g.RunDir)
+	if err := writeMachine(g.RunDir); err != nil {
+		return err
+	}
 	var failed []error
 	stage := func(name string, f func() error) bool {
 		start := time.Now()
@@ -99,4 +103,19 @@ func runAll(cmd *cobra.Command, g *globals, o *runOptions) error {
 		return fmt.Errorf("run finished with failures:\n  %w", errors.Join(failed...))
 	}
 	return nil
+}
+
+// writeMachine records the machine a run measured on (machine.json), which
+// history uses to group runs by CPU model and x86-64 level.
+func writeMachine(dir string) error {
+	run, err := results.Open(dir)
+	if err != nil {
+		return err
+	}
+	in, err := machine.Read()
+	if err != nil {
+		return err
+	}
+	in.Flags = nil
+	return run.WriteJSON("machine.json", in)
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redis-variants/redis-variants/publish"
+	"github.com/redis-variants/redis-variants/results"
+)
+
+func init() { register(newCmdPublish) }
+
+// publishOptions are the flags of `redis-variants publish`.
+type publishOptions struct {
+	To         string
+	Repo       string
+	Top        int
+	Only       []string
+	Runtime    string
+	DryRun     bool
+	Insecure   bool
+	LayerCache string
+}
+
+func newCmdPublish(g *globals) *cobra.Command {
+	o := &publishOptions{}
+	cmd := &cobra.Command{
+		Use:   "publish",
+		Short: "Push the ranked, verified images to a registry with their evidence attached",
+		Long: `Push a run's ranked variant images from Docker Engine to an OCI registry.
+
+Each image is tagged <repo>:<redis-version>-<variant>; the best verified
+variant under --runtime also gets <redis-version>-best, and for each x86-64
+level some image needs (label io.redis-variants.isa.level), the best image a
+CPU of that level can run gets <redis-version>-best-<level> (e.g.
+7.0.15-best-v3; native builds get no level tag). Labels in the image config
+and annotations on the manifest carry the variant spec and ID, the score and
+interval against each reference, the runtime and CPU model measured on, the
+verify summary and the sha256 of report.json/report.md. Layers are pushed
+as they are.
+
+Only variants that passed verification are published; references never
+are. Refused variants are listed with the reason. Every image is uploaded by
+digest and read back before any tag is written; what was pushed is recorded
+in the run's published.json.
+
+The registry is the global --registry (default 127.0.0.1:5000, the local
+registry set-up starts) unless --to names another. Credentials come from the
+Docker config (~/.docker/config.json and its credential helpers). Local
+registries (localhost, 127.0.0.0/8) are spoken to over plain HTTP; others
+over HTTPS unless --insecure or an http:// prefix.`,
+		Example: `  redis-variants publish --dry-run
+  redis-variants publish --to ghcr.io/acme --top 3
+  redis-variants publish --run runs/20261129-223300 --only gcc-o3-native --runtime bridge`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPublish(cmd, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.To, "to", "", "registry to push to (host[:port][/namespace]; default: the global --registry)")
+	f.StringVar(&o.Repo, "repo", publish.DefaultRepo, "repository name under the registry")
+	f.IntVar(&o.Top, "top", 0, "publish only the K best verified variants (0 = all)")
+	f.StringSliceVar(&o.Only, "only", nil, "publish only this variant (repeatable, or comma-separated)")
+	f.StringVar(&o.Runtime, "runtime", "host", "runtime configuration whose ranking decides the order and the best tags")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be pushed (tags, annotations) and push nothing")
+	f.BoolVar(&o.Insecure, "insecure", false, "use plain HTTP for a registry that is not local")
+	f.StringVar(&o.LayerCache, "layer-cache", "", "keep compressed layers in this folder between publications (default: a temporary folder)")
+	return cmd
+}
+
+// publishRun returns --run, or the latest run under --runs.
+func publishRun(g *globals) (*results.Run, error) {
+	dir := g.RunDir
+	if dir == "" {
+		latest, err := results.Latest(g.Runs)
+		if err != nil {
+			return nil, err
+		}
+		if latest == "" {
+			return nil, fmt.Errorf("no run folder under %s: run `redis-variants run` first, or give --run", g.Runs)
+		}
+		dir = latest
+	}
+	return results.Open(dir)
+}
+
+func runPublish(cmd *cobra.Command, g *globals, o *publishOptions) error {
+	run, err := publishRun(g)
+	if err != nil {
+		return err
+	}
+	reg := o.To
+	if reg == "" {
+		reg = g.Registry
+	}
+	errw := cmd.ErrOrStderr()
+	pub, err := publish.Publish(cmd.Context(), run, publish.Options{
+		Registry: reg, Repo: o.Repo, Top: o.Top, Only: o.Only, Runtime: o.Runtime,
+		DryRun: o.DryRun, Insecure: o.Insecure, LayerCache: o.LayerCache, Log: errw,
+	})
+	printPublished(cmd.OutOrStdout(), errw, pub)
+	return err
+}
+
+// printPublished prints what was (or on a dry run would be) pushed, and
+// the refusals and warnings on errw.
+func printPublished(w, errw io.Writer, pub publish.Published) {
+	for _, r := range pub.Refused {
+		fmt.Fprintf(errw, "refused: %s\n", r.Reason)
+	}
+	for _, x := range pub.Warnings {
+		fmt.Fprintf(errw, "warning: %s\n", x)
+	}
+	if pub.DryRun && len(pub.Images) > 0 {
+		fmt.Fprintf(w, "dry run: would push to %s (runtime %s), nothing pushed\n", pub.Repository, pub.Runtime)
+	}
+	for _, im := range pub.Images {
+		fmt.Fprintf(w, "%s (rank %d, %s)\n", im.Variant, im.Rank, im.Source)
+		if im.Ref != "" {
+			fmt.Fprintf(w, "  %s\n", im.Ref)
+		}
+		tags := im.Tags
+		if !pub.DryRun {
+			tags = im.Pushed
+		}
+		for _, t := range tags {
+			fmt.Fprintf(w, "  %s\n", t)
+		}
+		if im.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", im.Error)
+		}
+		if pub.DryRun {
+			keys := make([]string, 0, len(im.Annotations))
+			for k := range im.Annotations {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "    %s=%s\n", k, im.Annotations[k])
+			}
+		}
+	}
+}

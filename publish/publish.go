@@ -1,0 +1,574 @@
+// Package publish pushes ranked, verified variant images from Docker Engine
+// into any OCI registry with go-containerregistry, with their evidence
+// attached: the variant spec and ID, the score and interval against each
+// reference, the runtime configuration and CPU model they were measured on,
+// the verify summary and the digest of the run's report, as image-config
+// labels and manifest annotations. Layers are pushed untouched; only the
+// config (labels) and manifest (annotations, OCI media types) change.
+//
+// Tags: <repo>:<redis-version>-<variant> for every published image,
+// <repo>:<redis-version>-best for the best verified variant under the chosen
+// runtime configuration, and <repo>:<redis-version>-best-<level> for the
+// best one a CPU of that x86-64 level can run. Only variants that passed
+// verification are published; references never are.
+//
+// Every image is first uploaded by digest and read back; tags are written
+// only after that, so a failed upload leaves no tag behind. What was pushed
+// is recorded in the run's published.json.
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/results"
+)
+
+// DefaultRepo is the repository name used when Options.Repo is empty.
+const DefaultRepo = "redis-variants"
+
+// PublishedFile is the run-folder file that records every publication.
+const PublishedFile = "published.json"
+
+// Options configure Publish.
+type Options struct {
+	Registry string   // registry host[:port] to push to (an http:// prefix means plain HTTP)
+	Repo     string   // repository under the registry ("" = DefaultRepo)
+	Top      int      // publish the Top best eligible variants (0 = all)
+	Only     []string // publish only these variants (overrides Top)
+	Runtime  string   // runtime configuration the ranking is read under ("" = "host")
+	DryRun   bool     // select and describe, push nothing, write nothing
+
+	// Insecure forces plain HTTP; localhost and 127.0.0.0/8 registries
+	// always get it.
+	Insecure bool
+	// Source provides the images (nil = Docker Engine via engine.New).
+	Source Source
+	// Keychain resolves credentials (nil = authn.DefaultKeychain, the Docker config).
+	Keychain authn.Keychain
+	// Transport is the HTTP transport (nil = remote.DefaultTransport).
+	Transport http.RoundTripper
+	// Backoff is ggcr's retry schedule for transient HTTP failures
+	// (zero = 1s, ×3, 3 steps).
+	Backoff remote.Backoff
+	// Attempts is how many times a push that failed at the connection
+	// level (reset, refused, timeout) is tried in all (0 = 3).
+	Attempts int
+	// LayerCache is a folder where compressed layers are kept between
+	// publications, keyed by diff ID ("" = a temporary folder removed at
+	// the end). Publishing a run to a second registry then compresses
+	// nothing again.
+	LayerCache string
+	// Log receives progress lines (nil = none).
+	Log io.Writer
+}
+
+func (o Options) withDefaults() Options {
+	if o.Repo == "" {
+		o.Repo = DefaultRepo
+	}
+	if o.Runtime == "" {
+		o.Runtime = "host"
+	}
+	if o.Backoff.Steps == 0 {
+		o.Backoff = remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 3}
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 3
+	}
+	if o.Keychain == nil {
+		o.Keychain = authn.DefaultKeychain
+	}
+	return o
+}
+
+// Published is one publication of a run: what was pushed where.
+type Published struct {
+	Run        string    `json:"run"`
+	Registry   string    `json:"registry"`
+	Repository string    `json:"repository"` // e.g. 127.0.0.1:5000/redis-variants
+	Runtime    string    `json:"runtime"`
+	DryRun     bool      `json:"dry_run,omitempty"`
+	Images     []Image   `json:"images"`
+	Refused    []Refusal `json:"refused,omitempty"`
+	Warnings   []string  `json:"warnings,omitempty"`
+	Finished   time.Time `json:"finished"`
+}
+
+// Image is one published (or, on a dry run, publishable) image.
+type Image struct {
+	Variant  string `json:"variant"`
+	ID       string `json:"id"`
+	Rank     int    `json:"rank"`
+	Level    string `json:"isa_level,omitempty"`
+	Source   string `json:"source"`    // Docker Engine reference
+	SourceID string `json:"source_id"` // its config digest (docker image ID) as built and measured
+	// Ref is repository@digest of the pushed manifest; Digest its digest.
+	// Both are empty on a dry run.
+	Ref    string `json:"ref,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// Tags are the full tag references planned; Pushed those written and
+	// read back with the right digest.
+	Tags        []string          `json:"tags"`
+	Pushed      []string          `json:"pushed,omitempty"`
+	Annotations map[string]string `json:"annotations"` // also the labels added to the image config
+	Error       string            `json:"error,omitempty"`
+}
+
+// Publications is the content of published.json.
+type Publications struct {
+	Publications []Published `json:"publications"`
+}
+
+// Load reads every publication recorded in run's published.json (none when
+// the file does not exist).
+func Load(run *results.Run) ([]Published, error) {
+	var p Publications
+	if err := run.ReadJSON(PublishedFile, &p); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return p.Publications, nil
+}
+
+// Source provides the image a build result names.
+type Source interface {
+	// Image returns ref's image; release frees what it holds once the
+	// push is done.
+	Image(ctx context.Context, ref string) (img v1.Image, release func(), err error)
+}
+
+// Saver is what EngineSource needs from Docker Engine (*engine.Client).
+type Saver interface {
+	SaveImage(ctx context.Context, ref string) (io.ReadCloser, error)
+}
+
+// EngineSource reads images out of Docker Engine: docker save into a
+// temporary file under dir ("" = the system's), read with tarball.Image.
+func EngineSource(s Saver, dir string) Source { return engineSource{s, dir} }
+
+type engineSource struct {
+	s   Saver
+	dir string
+}
+
+func (e engineSource) Image(ctx context.Context, ref string) (v1.Image, func(), error) {
+	rc, err := e.s.SaveImage(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rc.Close()
+	f, err := os.CreateTemp(e.dir, "publish-*.tar")
+	if err != nil {
+		return nil, nil, fmt.Errorf("saving image %s: %w", ref, err)
+	}
+	release := func() { os.Remove(f.Name()) }
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		release()
+		return nil, nil, fmt.Errorf("saving image %s: %w", ref, err)
+	}
+	if err := f.Close(); err != nil {
+		release()
+		return nil, nil, fmt.Errorf("saving image %s: %w", ref, err)
+	}
+	img, err := tarball.ImageFromPath(f.Name(), nil)
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("reading saved image %s: %w", ref, err)
+	}
+	return img, release, nil
+}
+
+// RepoName returns the repository reference <registry>/<repo>, with plain
+// HTTP for local registries or when insecure.
+func RepoName(registry, repo string, insecure bool) (name.Repository, error) {
+	reg := registry
+	for _, p := range []string{"http://", "https://"} {
+		if strings.HasPrefix(reg, p) {
+			insecure = insecure || p == "http://"
+			reg = strings.TrimPrefix(reg, p)
+		}
+	}
+	reg = strings.TrimSuffix(reg, "/")
+	if reg == "" {
+		return name.Repository{}, errors.New("no registry given")
+	}
+	var opts []name.Option
+	if insecure || isLocal(reg) {
+		opts = append(opts, name.Insecure)
+	}
+	r, err := name.NewRepository(reg+"/"+repo, opts...)
+	if err != nil {
+		return name.Repository{}, fmt.Errorf("repository %s/%s: %w", reg, repo, err)
+	}
+	return r, nil
+}
+
+func isLocal(reg string) bool {
+	host, _, _ := strings.Cut(reg, "/")
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// Publish pushes run's selected images (see Select) to opts.Registry and
+// records the result in the run's published.json. On a dry run it only
+// returns what would be pushed. An image that fails does not stop the
+// others; the error then names every failure.
+func Publish(ctx context.Context, run *results.Run, opts Options) (Published, error) {
+	opts = opts.withDefaults()
+	repo, err := RepoName(opts.Registry, opts.Repo, opts.Insecure)
+	if err != nil {
+		return Published{}, err
+	}
+	sel, err := Select(run, opts)
+	if err != nil {
+		return Published{}, err
+	}
+	pub := Published{
+		Run:        run.Dir,
+		Registry:   repo.RegistryStr(),
+		Repository: repo.String(),
+		Runtime:    sel.Runtime,
+		DryRun:     opts.DryRun,
+		Refused:    sel.Refused,
+		Warnings:   sel.Warnings,
+	}
+	for _, s := range sel.Images {
+		im := Image{
+			Variant: s.Variant.Name, ID: s.Variant.ID, Rank: s.Entry.Rank, Level: s.Level,
+			Source: s.Build.Image, SourceID: s.Build.ConfigDigest, Annotations: s.Meta,
+		}
+		for _, t := range s.Tags {
+			im.Tags = append(im.Tags, repo.Tag(t).String())
+		}
+		pub.Images = append(pub.Images, im)
+	}
+	if len(sel.Images) == 0 {
+		pub.Finished = time.Now().UTC()
+		return pub, nothingError(sel)
+	}
+	if opts.DryRun {
+		pub.Finished = time.Now().UTC()
+		return pub, nil
+	}
+
+	src := opts.Source
+	if src == nil {
+		ec, err := engine.New(ctx)
+		if err != nil {
+			return pub, err
+		}
+		defer ec.Close()
+		src = EngineSource(ec, "")
+	}
+	ropts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(opts.Keychain),
+		remote.WithRetryBackoff(opts.Backoff),
+		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
+			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithUserAgent("redis-variants"),
+	}
+	if opts.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(opts.Transport))
+	}
+	pusher, err := remote.NewPusher(ropts...)
+	if err != nil {
+		return pub, fmt.Errorf("setting up the pusher: %w", err)
+	}
+	ropts = append(ropts, remote.Reuse(pusher))
+	cache := opts.LayerCache
+	if cache == "" {
+		if cache, err = os.MkdirTemp("", "redis-variants-layers-*"); err != nil {
+			return pub, err
+		}
+		defer os.RemoveAll(cache)
+	}
+	p := &pushing{opts: opts, repo: repo, pusher: pusher, ropts: ropts, src: src, cache: &layerCache{cache}}
+
+	// Phase 1: upload every image by digest and read it back. Phase 2:
+	// tags, only for images whose upload was confirmed.
+	imgs := make([]*manifest, len(sel.Images))
+	var failed []string
+	for i, s := range sel.Images {
+		img, digest, err := p.upload(ctx, s)
+		if err != nil {
+			pub.Images[i].Error = err.Error()
+			failed = append(failed, fmt.Sprintf("%s: %v", s.Variant.Name, err))
+			p.logf("%s: %v\n", s.Variant.Name, err)
+			continue
+		}
+		imgs[i] = img
+		pub.Images[i].Digest = digest.String()
+		pub.Images[i].Ref = repo.Digest(digest.String()).String()
+	}
+	for i, s := range sel.Images {
+		if imgs[i] == nil {
+			continue
+		}
+		for _, t := range s.Tags {
+			ref := repo.Tag(t)
+			if err := p.tag(ctx, ref, imgs[i]); err != nil {
+				msg := fmt.Sprintf("tagging %s: %v", ref, err)
+				pub.Images[i].Error = strings.TrimPrefix(pub.Images[i].Error+"; "+msg, "; ")
+				failed = append(failed, fmt.Sprintf("%s: %s", s.Variant.Name, msg))
+				continue
+			}
+			pub.Images[i].Pushed = append(pub.Images[i].Pushed, ref.String())
+			p.logf("pushed %s (%s)\n", ref, pub.Images[i].Digest)
+		}
+	}
+	pub.Finished = time.Now().UTC()
+	if err := record(run, pub); err != nil {
+		failed = append(failed, err.Error())
+	}
+	if len(failed) > 0 {
+		return pub, fmt.Errorf("publishing to %s: %d failure(s): %s", repo, len(failed), strings.Join(failed, "; "))
+	}
+	return pub, nil
+}
+
+func nothingError(sel *Selection) error {
+	if len(sel.Refused) == 0 {
+		return fmt.Errorf("nothing to publish: no verified variant is ranked under runtime %s in %s", sel.Runtime, sel.Run)
+	}
+	var why []string
+	for _, r := range sel.Refused {
+		why = append(why, r.Reason)
+	}
+	return fmt.Errorf("nothing to publish: %s", strings.Join(why, "; "))
+}
+
+// record appends pub to the run's published.json, atomically.
+func record(run *results.Run, pub Published) error {
+	prev, err := Load(run)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", PublishedFile, err)
+	}
+	if err := run.WriteJSON(PublishedFile, Publications{append(prev, pub)}); err != nil {
+		return fmt.Errorf("recording the publication: %w", err)
+	}
+	return nil
+}
+
+type pushing struct {
+	opts   Options
+	repo   name.Repository
+	pusher *remote.Pusher
+	ropts  []remote.Option
+	src    Source
+	cache  *layerCache
+}
+
+func (p *pushing) logf(format string, args ...any) {
+	if p.opts.Log != nil {
+		fmt.Fprintf(p.opts.Log, format, args...)
+	}
+}
+
+// manifest is an uploaded image's manifest: all a tag needs.
+type manifest struct {
+	raw    []byte
+	mt     types.MediaType
+	digest v1.Hash
+}
+
+func (m *manifest) RawManifest() ([]byte, error)        { return m.raw, nil }
+func (m *manifest) MediaType() (types.MediaType, error) { return m.mt, nil }
+
+// upload reads s's image from the source, checks it is the image that was
+// built and measured, adds the labels and annotations, pushes it by digest
+// and reads the digest back.
+func (p *pushing) upload(ctx context.Context, s Selected) (*manifest, v1.Hash, error) {
+	src, release, err := p.src.Image(ctx, s.Build.Image)
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("reading image %s: %w", s.Build.Image, err)
+	}
+	defer release()
+	cfgName, err := src.ConfigName()
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("reading image %s: %w", s.Build.Image, err)
+	}
+	if want := s.Build.ConfigDigest; want != "" && cfgName.String() != want {
+		return nil, v1.Hash{}, fmt.Errorf("image %s is %s, not %s as built, verified and measured: rebuild or rerun instead of publishing a different image", s.Build.Image, cfgName, want)
+	}
+	img, err := annotate(src, s.Meta, p.cache)
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("adding labels to %s: %w", s.Build.Image, err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("computing the digest of %s: %w", s.Build.Image, err)
+	}
+	ref := p.repo.Digest(digest.String())
+	p.logf("uploading %s as %s\n", s.Variant.Name, ref)
+	if err := p.retry(ctx, func() error { return p.pusher.Push(ctx, ref, img) }); err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("pushing %s%s: %w", ref, httpStatus(err), err)
+	}
+	if err := p.check(ctx, ref, digest); err != nil {
+		return nil, v1.Hash{}, err
+	}
+	raw, err := img.RawManifest()
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	mt, err := img.MediaType()
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	return &manifest{raw: raw, mt: mt, digest: digest}, digest, nil
+}
+
+// tag points ref at an uploaded manifest (a manifest PUT on the shared
+// pusher) and reads it back.
+func (p *pushing) tag(ctx context.Context, ref name.Tag, m *manifest) error {
+	if err := p.retry(ctx, func() error { return p.pusher.Put(ctx, ref, m) }); err != nil {
+		return fmt.Errorf("manifest PUT%s: %w", httpStatus(err), err)
+	}
+	return p.check(ctx, ref, m.digest)
+}
+
+// check reads ref's digest back from the registry.
+func (p *pushing) check(ctx context.Context, ref name.Reference, want v1.Hash) error {
+	var desc *v1.Descriptor
+	err := p.retry(ctx, func() error {
+		var err error
+		desc, err = remote.Head(ref, p.ropts...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reading back %s: %w", ref, err)
+	}
+	if desc.Digest != want {
+		return fmt.Errorf("reading back %s: registry has %s, pushed %s", ref, desc.Digest, want)
+	}
+	return nil
+}
+
+// retry runs f again after connection-level failures that ggcr's own
+// retries (HTTP statuses, temporary errors) gave up on.
+func (p *pushing) retry(ctx context.Context, f func() error) error {
+	var err error
+	wait := 500 * time.Millisecond
+	for i := 0; i < p.opts.Attempts; i++ {
+		if err = f(); err == nil || !connectionError(err) {
+			return err
+		}
+		if i+1 < p.opts.Attempts {
+			p.logf("retrying after %v\n", err)
+			select {
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+	}
+	return err
+}
+
+// httpStatus returns " (HTTP 500)" when err is a registry error response.
+func httpStatus(err error) string {
+	var te *transport.Error
+	if errors.As(err, &te) && te.StatusCode != 0 {
+		return fmt.Sprintf(" (HTTP %d)", te.StatusCode)
+	}
+	return ""
+}
+
+func connectionError(err error) bool {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return true
+	case errors.As(err, &ne) && ne.Timeout():
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe")
+}
+
+// Annotate returns img as an OCI image with meta added to its config's
+// labels and its manifest's annotations. The layers are the same blobs
+// (their media type is declared as OCI's; the bytes do not change).
+func Annotate(img v1.Image, meta map[string]string) (v1.Image, error) {
+	return annotate(img, meta, nil)
+}
+
+// annotate is Annotate with the layers compressed through cache (when not nil).
+func annotate(img v1.Image, meta map[string]string, cache *layerCache) (v1.Image, error) {
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	if cf.Config.Labels == nil {
+		cf.Config.Labels = map[string]string{}
+	}
+	for k, v := range meta {
+		cf.Config.Labels[k] = v
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	mt, err := img.MediaType()
+	if err != nil {
+		return nil, err
+	}
+	out := img
+	if mt != types.OCIManifestSchema1 || cache != nil {
+		base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+		adds := make([]mutate.Addendum, len(layers))
+		for i, l := range layers {
+			if cache != nil {
+				if l, err = cache.layer(l); err != nil {
+					return nil, err
+				}
+			}
+			lmt := types.OCILayer
+			if m, err := l.MediaType(); err == nil && (m == types.OCIUncompressedLayer || m == types.DockerUncompressedLayer) {
+				lmt = types.OCIUncompressedLayer
+			}
+			adds[i] = mutate.Addendum{Layer: l, MediaType: lmt}
+		}
+		if out, err = mutate.Append(base, adds...); err != nil {
+			return nil, err
+		}
+	}
+	if out, err = mutate.ConfigFile(out, cf); err != nil {
+		return nil, err
+	}
+	return mutate.Annotations(out, meta).(v1.Image), nil
+}

@@ -1,0 +1,455 @@
+package publish
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+	"github.com/redis-variants/redis-variants/verify"
+)
+
+// Label and annotation keys Publish adds (the builder's own labels, e.g.
+// io.redis-variants.name/id/spec, are kept and repeated as annotations).
+const (
+	KeyName          = "io.redis-variants.name"
+	KeyID            = "io.redis-variants.id"
+	KeySpec          = "io.redis-variants.spec"
+	KeyRedisVersion  = "io.redis-variants.redis.version"
+	KeyRun           = "io.redis-variants.run"
+	KeyRuntime       = "io.redis-variants.runtime"
+	KeyCPU           = "io.redis-variants.cpu"
+	KeyRank          = "io.redis-variants.rank"
+	KeyScore         = "io.redis-variants.score"           // against the primary reference
+	KeyScoreRef      = "io.redis-variants.score.reference" // the primary reference
+	KeyScoreInterval = "io.redis-variants.score.interval"  // "lo,hi"
+	KeyScores        = "io.redis-variants.scores"          // JSON: every reference's score, interval, verdict
+	KeyVersusPrefix  = "io.redis-variants.versus."         // + reference: "1.0830 [1.0510, 1.1200] faster"
+	KeyVerify        = "io.redis-variants.verify"          // one-line verify summary
+	KeyVerifyStatus  = "io.redis-variants.verify.status"
+	KeyReportJSON    = "io.redis-variants.report.json.sha256"
+	KeyReportMD      = "io.redis-variants.report.md.sha256"
+	KeyBestTiedWith  = "io.redis-variants.best.tied-with" // variants that share the best image's rank
+	KeyISALevel      = verify.LabelISALevel
+
+	KeyOCITitle       = "org.opencontainers.image.title"
+	KeyOCIVersion     = "org.opencontainers.image.version"
+	KeyOCIDescription = "org.opencontainers.image.description"
+	KeyOCICreated     = "org.opencontainers.image.created"
+	KeyOCISource      = "org.opencontainers.image.source"
+	KeyOCIRevision    = "org.opencontainers.image.revision"
+)
+
+// Refusal is a variant that was asked for (or ranked high enough) but may
+// not be published, and why.
+type Refusal struct {
+	Variant string `json:"variant"`
+	Reason  string `json:"reason"`
+}
+
+// Selected is one image chosen for publishing, with everything that will
+// be attached to it.
+type Selected struct {
+	Variant variants.Variant
+	Build   builder.Result
+	Entry   rank.Entry
+	Level   string // ISA level the binary needs: v1..v4, "native", or "" when unknown
+	// Tags are tag names only, e.g. "7.0.15-gcc-o3", "7.0.15-best", "7.0.15-best-v3".
+	Tags []string
+	// Meta goes both into the image config's labels and the manifest's annotations.
+	Meta map[string]string
+}
+
+// Selection is what Publish would push.
+type Selection struct {
+	Run      string // run folder
+	Runtime  string
+	Images   []Selected
+	Refused  []Refusal
+	Warnings []string
+}
+
+var levelRank = map[string]int{"v1": 1, "v2": 2, "v3": 3, "v4": 4}
+
+// Level returns the x86-64 level a variant's binary needs: the image label
+// io.redis-variants.isa.level when the build recorded it, else what its
+// -march says ("x86-64-v3" → v3, "native" → native, none → v1), else "".
+func Level(v variants.Variant, labels map[string]string) string {
+	if l := labels[KeyISALevel]; l != "" {
+		return strings.TrimPrefix(l, "x86-64-")
+	}
+	switch m := v.March; {
+	case m == "" || m == "x86-64":
+		return "v1"
+	case m == "native":
+		return "native"
+	case strings.HasPrefix(m, "x86-64-v"):
+		return strings.TrimPrefix(m, "x86-64-")
+	}
+	return ""
+}
+
+var tagBad = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// TagName turns parts into a valid OCI tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127},
+// other characters replaced by '-'.
+func TagName(parts ...string) string {
+	t := tagBad.ReplaceAllString(strings.Join(parts, "-"), "-")
+	t = strings.TrimLeft(t, ".-")
+	if t == "" {
+		t = "latest"
+	}
+	if len(t) > 128 {
+		t = t[:128]
+	}
+	return t
+}
+
+// VariantTag is the tag of a variant's image: <redis-version>-<variant>.
+func VariantTag(v variants.Variant) string { return TagName(v.Redis, v.Name) }
+
+// BestTag is <redis-version>-best, or <redis-version>-best-<level>.
+func BestTag(redis, level string) string {
+	if level == "" {
+		return TagName(redis, "best")
+	}
+	return TagName(redis, "best", level)
+}
+
+// candidate is a ranked entry with what the selection needs to know about it.
+type candidate struct {
+	entry rank.Entry
+	v     variants.Variant
+	build builder.Result
+	level string
+}
+
+// Select decides what Publish would push from run's ranking, builds and
+// verify reports, without touching Docker Engine or a registry.
+//
+// Candidates are the ranked entries under opts.Runtime in ranking order.
+// References are never published; a variant that did not build, did not
+// pass verification or has no score is refused with the reason. Of the
+// rest, the first opts.Top (all when 0) are selected, or those named in
+// opts.Only. <redis>-best goes to the best eligible variant overall and
+// <redis>-best-<level> to the best eligible variant whose binary needs at
+// most that x86-64 level (one tag per level some eligible image needs;
+// "native" images get none), each only when that image is selected, so a
+// best tag never points at anything but the best.
+func Select(run *results.Run, opts Options) (*Selection, error) {
+	opts = opts.withDefaults()
+	var rk rank.Ranking
+	if err := run.ReadJSON("ranking.json", &rk); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("run %s has no ranking.json: rank it first (redis-variants rank)", run.Dir)
+		}
+		return nil, fmt.Errorf("reading ranking: %w", err)
+	}
+	st, ok := rk.Standing(opts.Runtime)
+	if !ok {
+		return nil, fmt.Errorf("ranking of run %s has no standings for runtime %q (it has: %s)", run.Dir, opts.Runtime, strings.Join(rk.Runtimes, ", "))
+	}
+	builds, err := builder.LoadResults(run)
+	if err != nil {
+		return nil, err
+	}
+	var plan variants.Plan
+	hasPlan := run.ReadJSON("plan.json", &plan) == nil
+	reports, err := verify.LoadReports(run)
+	if err != nil {
+		return nil, err
+	}
+
+	sel := &Selection{Run: run.Dir, Runtime: opts.Runtime}
+	only := map[string]bool{}
+	for _, n := range opts.Only {
+		only[n] = true
+	}
+	seen := map[string]bool{}
+	var eligible []candidate
+	for _, e := range st.Entries {
+		seen[e.Image] = true
+		b, built := builds[e.Image]
+		v := b.Variant
+		if v.Name == "" && hasPlan {
+			v, _ = plan.Lookup(e.Image)
+		}
+		if v.Name == "" {
+			v.Name = e.Image
+		}
+		named := only[e.Image]
+		isRef := e.Reference || (v.Kind != "" && v.IsReference())
+		if hasPlan {
+			if pv, ok := plan.Lookup(e.Image); ok && pv.IsReference() {
+				isRef = true
+			}
+		}
+		if isRef {
+			if named {
+				sel.Refused = append(sel.Refused, Refusal{e.Image, fmt.Sprintf("%q is a reference: references are never published", e.Image)})
+			}
+			continue
+		}
+		refuse := func(why string) {
+			// Unnamed variants ranked below what --top takes are not worth a refusal line.
+			if named || len(only) == 0 && (opts.Top <= 0 || len(eligible) < opts.Top) {
+				sel.Refused = append(sel.Refused, Refusal{e.Image, why})
+			}
+		}
+		if !built {
+			refuse(fmt.Sprintf("variant %q has no build result (no %s)", e.Image, run.Path("builds", e.Image+".json")))
+			continue
+		}
+		if b.Status != builder.StatusOK {
+			refuse(fmt.Sprintf("variant %q did not build (status %s)", e.Image, b.Status))
+			continue
+		}
+		if b.Image == "" {
+			refuse(fmt.Sprintf("variant %q has no image reference in its build result", e.Image))
+			continue
+		}
+		if ok, why := verify.Passed(run, e.Image); !ok {
+			refuse(why)
+			continue
+		}
+		if e.Score.IsNaN() {
+			refuse(fmt.Sprintf("variant %q has no score against %s under runtime %s", e.Image, st.Primary, opts.Runtime))
+			continue
+		}
+		if v.Redis == "" {
+			refuse(fmt.Sprintf("variant %q: its spec names no Redis version", e.Image))
+			continue
+		}
+		eligible = append(eligible, candidate{entry: e, v: v, build: b, level: Level(v, b.Labels)})
+	}
+	for _, n := range opts.Only {
+		if !seen[n] {
+			sel.Refused = append(sel.Refused, Refusal{n, fmt.Sprintf("%q is not ranked under runtime %s in %s", n, opts.Runtime, run.Path("ranking.json"))})
+		}
+	}
+
+	// Which eligible candidates are selected.
+	var chosen []candidate
+	for _, c := range eligible {
+		if len(only) > 0 {
+			if only[c.v.Name] {
+				chosen = append(chosen, c)
+			}
+			continue
+		}
+		if opts.Top > 0 && len(chosen) >= opts.Top {
+			break
+		}
+		chosen = append(chosen, c)
+	}
+
+	// Best tags, over every eligible candidate, per Redis version.
+	best := map[string][]string{} // variant name -> best tags
+	tied := map[string][]string{}
+	isChosen := map[string]bool{}
+	for _, c := range chosen {
+		isChosen[c.v.Name] = true
+	}
+	assign := func(tag string, pick func(candidate) bool, redis string) {
+		var first *candidate
+		for i := range eligible {
+			c := &eligible[i]
+			if c.v.Redis != redis || !pick(*c) {
+				continue
+			}
+			if first == nil {
+				first = c
+				continue
+			}
+			if c.entry.Rank == first.entry.Rank && tag == BestTag(redis, "") {
+				tied[first.v.Name] = append(tied[first.v.Name], c.v.Name)
+			}
+		}
+		if first == nil {
+			return
+		}
+		if !isChosen[first.v.Name] {
+			sel.Warnings = append(sel.Warnings, fmt.Sprintf("tag %s not moved: the best variant for it, %q, is not among those published", tag, first.v.Name))
+			return
+		}
+		best[first.v.Name] = append(best[first.v.Name], tag)
+	}
+	redisVersions := map[string]bool{}
+	for _, c := range eligible {
+		redisVersions[c.v.Redis] = true
+	}
+	for _, rv := range sortedKeys(redisVersions) {
+		assign(BestTag(rv, ""), func(candidate) bool { return true }, rv)
+		levels := map[string]bool{}
+		for _, c := range eligible {
+			if c.v.Redis == rv && levelRank[c.level] > 0 {
+				levels[c.level] = true
+			}
+		}
+		for _, l := range sortedKeys(levels) {
+			max := levelRank[l]
+			assign(BestTag(rv, l), func(c candidate) bool {
+				r := levelRank[c.level]
+				return r > 0 && r <= max
+			}, rv)
+		}
+	}
+
+	reportSums := reportDigests(run)
+	for _, c := range chosen {
+		s := Selected{Variant: c.v, Build: c.build, Entry: c.entry, Level: c.level}
+		s.Tags = append([]string{VariantTag(c.v)}, best[c.v.Name]...)
+		s.Meta = meta(run, &rk, st, c, reports[c.v.Name], reportSums, tied[c.v.Name])
+		sel.Images = append(sel.Images, s)
+	}
+	return sel, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reportDigests returns the sha256 of report.json and report.md, when present.
+func reportDigests(run *results.Run) map[string]string {
+	out := map[string]string{}
+	for key, rel := range map[string]string{KeyReportJSON: "report.json", KeyReportMD: "report.md"} {
+		b, err := os.ReadFile(run.Path(rel))
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(b)
+		out[key] = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return out
+}
+
+func fmtNum(n rank.Num) string {
+	if n.IsNaN() {
+		return "n/a"
+	}
+	return strconv.FormatFloat(float64(n), 'f', 4, 64)
+}
+
+// meta is what goes into labels and annotations for one image.
+func meta(run *results.Run, rk *rank.Ranking, st rank.Standings, c candidate, rep verify.Report, sums map[string]string, tiedWith []string) map[string]string {
+	v, e := c.v, c.entry
+	m := map[string]string{}
+	// Keep the build's OCI labels (created, source, revision) as annotations too.
+	for _, k := range []string{KeyOCICreated, KeyOCISource, KeyOCIRevision} {
+		if x := c.build.Labels[k]; x != "" {
+			m[k] = x
+		}
+	}
+	spec, _ := json.Marshal(withoutPos(v))
+	m[KeyName] = v.Name
+	m[KeyID] = v.ID
+	m[KeySpec] = string(spec)
+	m[KeyRedisVersion] = v.Redis
+	m[KeyRun] = filepath.Base(run.Dir)
+	m[KeyRuntime] = st.Runtime
+	if len(rk.CPUModels) > 0 {
+		m[KeyCPU] = strings.Join(rk.CPUModels, "; ")
+	}
+	if c.level != "" {
+		m[KeyISALevel] = c.level
+	}
+	m[KeyRank] = strconv.Itoa(e.Rank)
+	m[KeyScore] = fmtNum(e.Score)
+	m[KeyScoreRef] = st.Primary
+	m[KeyScoreInterval] = fmtNum(e.Lo) + "," + fmtNum(e.Hi)
+	type score struct {
+		Reference string   `json:"reference"`
+		Score     rank.Num `json:"score"`
+		Lo        rank.Num `json:"lo"`
+		Hi        rank.Num `json:"hi"`
+		PAdj      rank.Num `json:"p_adj"`
+		Verdict   string   `json:"verdict"`
+	}
+	var scores []score
+	for _, s := range e.Versus {
+		scores = append(scores, score{s.Reference, s.Score, s.Lo, s.Hi, s.PAdj, s.Verdict})
+		m[KeyVersusPrefix+s.Reference] = fmt.Sprintf("%s [%s, %s] %s", fmtNum(s.Score), fmtNum(s.Lo), fmtNum(s.Hi), s.Verdict)
+	}
+	if b, err := json.Marshal(scores); err == nil {
+		m[KeyScores] = string(b)
+	}
+	m[KeyVerifyStatus] = rep.Status
+	m[KeyVerify] = VerifySummary(rep)
+	for k, x := range sums {
+		m[k] = x
+	}
+	if len(tiedWith) > 0 {
+		m[KeyBestTiedWith] = strings.Join(tiedWith, ",")
+	}
+	m[KeyOCITitle] = "redis-variants " + v.Name
+	m[KeyOCIVersion] = v.Redis
+	desc := fmt.Sprintf("Redis %s built with %s -%s", v.Redis, v.Compiler, v.Opt)
+	if v.March != "" {
+		desc += " -march=" + v.March
+	}
+	if v.LTO != "" && v.LTO != "off" {
+		desc += " LTO " + v.LTO
+	}
+	desc += ", allocator " + v.Allocator
+	desc += fmt.Sprintf("; %s× %s [%s, %s] under runtime %s", fmtNum(e.Score), st.Primary, fmtNum(e.Lo), fmtNum(e.Hi), st.Runtime)
+	if m[KeyCPU] != "" {
+		desc += " on " + m[KeyCPU]
+	}
+	m[KeyOCIDescription] = desc
+	return m
+}
+
+func withoutPos(v variants.Variant) variants.Variant {
+	v.Pos = variants.Pos{}
+	return v
+}
+
+// VerifySummary is a one-line summary of a verify report.
+func VerifySummary(r verify.Report) string {
+	if r.Status == "" {
+		return "not verified"
+	}
+	var parts []string
+	s := r.Suite
+	if s.Ran {
+		parts = append(parts, fmt.Sprintf("suite %d ok, %d failed, %d known, %d skipped", s.Passed, s.Failed, s.Known, s.Skipped))
+	} else if s.Note != "" {
+		parts = append(parts, "suite not run: "+s.Note)
+	}
+	if x := r.External; x != nil && x.Ran {
+		parts = append(parts, fmt.Sprintf("external suite %d ok, %d failed, %d known", x.Passed, x.Failed, x.Known))
+	}
+	if len(r.Checks) > 0 {
+		ok := 0
+		for _, c := range r.Checks {
+			if c.OK {
+				ok++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("checks %d/%d ok", ok, len(r.Checks)))
+	}
+	out := r.Status
+	if r.Profile != "" {
+		out += " (" + r.Profile + ")"
+	}
+	if len(parts) > 0 {
+		out += ": " + strings.Join(parts, "; ")
+	}
+	return out
+}
