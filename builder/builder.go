@@ -1,0 +1,587 @@
+// Package builder builds variant images with BuildKit: one buildkitd for
+// every variant (so toolchain and source layers are shared), bounded
+// parallelism, one progress prefix and one full log per variant, images
+// streamed into Docker Engine as docker tarballs, and a build result per
+// variant written atomically into the run folder. A variant that fails is
+// recorded with the tail of its log; the others finish.
+package builder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bk "github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/exporter/containerimage/exptypes"
+	"github.com/tonistiigi/fsutil"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/redis-variants/redis-variants/dockerfiles"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// Result statuses.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// DefaultHost is buildkitd's address when BUILDKIT_HOST is not set.
+const DefaultHost = "unix:///run/buildkit/buildkitd.sock"
+
+// Result is the outcome of building one variant, written to
+// runs/<id>/builds/<name>.json.
+type Result struct {
+	Variant      variants.Variant  `json:"variant"`
+	Image        string            `json:"image"`         // Docker Engine reference, "redis-variants/<name>:<variant ID>"
+	ConfigDigest string            `json:"config_digest"` // image config digest (== docker image ID)
+	Status       string            `json:"status"`        // "ok", "failed", "skipped"
+	Error        string            `json:"error,omitempty"`
+	LogTail      []string          `json:"log_tail,omitempty"`
+	Log          string            `json:"log"` // path of the full build log (runs/<id>/logs/<name>.log)
+	Duration     time.Duration     `json:"duration"`
+	CachedSteps  int               `json:"cached_steps"`
+	TotalSteps   int               `json:"total_steps"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Finished     time.Time         `json:"finished"`
+
+	// UpToDate is true when the image was already in Docker Engine with
+	// the same variant ID and recipe digest, so nothing was solved.
+	UpToDate bool `json:"uptodate,omitempty"`
+	// Target is the Dockerfile stage built.
+	Target string `json:"target,omitempty"`
+	// Recipe is the recipe digest (label io.redis-variants.recipe).
+	Recipe string `json:"recipe,omitempty"`
+	// BuildInfo is the image's own build record (dockerfiles.BuildInfoPath):
+	// the real `cc --version`, flags, Redis's make settings, build CPU.
+	BuildInfo json.RawMessage `json:"build_info,omitempty"`
+	// BuildKitConfig is the config digest BuildKit exported (Docker Engine
+	// 20.10 may store the image under another ID: ConfigDigest).
+	BuildKitConfig string `json:"buildkit_config,omitempty"`
+	// Pushed and OCI are where else the image was exported, when asked.
+	Pushed string `json:"pushed,omitempty"`
+	OCI    string `json:"oci,omitempty"`
+}
+
+// Engine is what the builder needs from Docker Engine (*engine.Client).
+type Engine interface {
+	Load(ctx context.Context, tarball io.Reader) error
+	ImageID(ctx context.Context, ref string) (string, error)
+	ImageLabels(ctx context.Context, ref string) (map[string]string, error)
+	CopyFileFromImage(ctx context.Context, image, path string) ([]byte, error)
+}
+
+// Options configure a Builder.
+type Options struct {
+	Host     string       // buildkitd address ("" = $BUILDKIT_HOST, else DefaultHost)
+	Jobs     int          // variants built at once (0 = 1)
+	Run      *results.Run // run folder: builds/<name>.json, logs/<name>.log
+	RunsRoot string       // folder of run folders, searched for earlier results ("" = the run's parent)
+	Engine   Engine       // Docker Engine the images are loaded into
+	Recipe   dockerfiles.Options
+	Push     string    // registry host:port to push to as well ("" = none)
+	OCIDir   string    // folder for one OCI layout per variant ("" = none)
+	Progress io.Writer // console progress (nil = none)
+	Mode     string    // progress mode: auto, plain, tty, quiet ("" = auto)
+	Force    bool      // solve even when the image is up to date
+}
+
+// Builder builds variants on one buildkitd.
+type Builder struct {
+	opt Options
+	bk  *bk.Client
+	out *lockedWriter
+}
+
+// New connects to buildkitd.
+func New(ctx context.Context, opt Options) (*Builder, error) {
+	if opt.Run == nil {
+		return nil, errors.New("builder: no run folder")
+	}
+	if opt.Engine == nil {
+		return nil, errors.New("builder: no Docker Engine client")
+	}
+	if opt.Host == "" {
+		opt.Host = os.Getenv("BUILDKIT_HOST")
+	}
+	if opt.Host == "" {
+		opt.Host = DefaultHost
+	}
+	if opt.Jobs <= 0 {
+		opt.Jobs = 1
+	}
+	if opt.RunsRoot == "" {
+		opt.RunsRoot = filepath.Dir(opt.Run.Dir)
+	}
+	c, err := bk.New(ctx, opt.Host)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to buildkitd at %s: %w", opt.Host, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.Info(pctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("buildkitd does not answer at %s (start it with scripts/setup.sh, or set BUILDKIT_HOST): %w", opt.Host, err)
+	}
+	var out *lockedWriter
+	if opt.Progress != nil {
+		out = &lockedWriter{w: opt.Progress}
+	}
+	return &Builder{opt: opt, bk: c, out: out}, nil
+}
+
+// Close closes the connection to buildkitd.
+func (b *Builder) Close() error { return b.bk.Close() }
+
+// ImageRef is the Docker Engine reference of v's image.
+func ImageRef(v variants.Variant) string { return "redis-variants/" + v.Name + ":" + v.ID }
+
+// FailedError is returned by Build when some variants failed.
+type FailedError struct {
+	Failed []string // names
+	Total  int
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("%d of %d builds failed: %s", len(e.Failed), e.Total, strings.Join(e.Failed, ", "))
+}
+
+// Build builds vs, at most Jobs at a time. A failed variant does not stop
+// the others; every result is written to builds/<name>.json as soon as it
+// is known. The error is a *FailedError when some failed, or the context's
+// error when interrupted.
+func (b *Builder) Build(ctx context.Context, vs []variants.Variant) ([]Result, error) {
+	out := make([]Result, len(vs))
+	done := make([]bool, len(vs))
+	var g errgroup.Group
+	g.SetLimit(b.opt.Jobs)
+	for i, v := range vs {
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil
+			}
+			r := b.buildOne(ctx, v)
+			if err := b.opt.Run.WriteJSON(filepath.Join("builds", v.Name+".json"), r); err != nil {
+				r.Status, r.Error = StatusFailed, err.Error()
+			}
+			out[i], done[i] = r, true
+			b.say(v.Name, summary(r))
+			return nil
+		})
+	}
+	g.Wait()
+	var res []Result
+	var failed []string
+	for i := range vs {
+		if !done[i] {
+			continue
+		}
+		res = append(res, out[i])
+		if out[i].Status == StatusFailed {
+			failed = append(failed, vs[i].Name)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("build interrupted after %d of %d variants: %w", len(res), len(vs), err)
+	}
+	if len(failed) > 0 {
+		return res, &FailedError{Failed: failed, Total: len(vs)}
+	}
+	return res, nil
+}
+
+func summary(r Result) string {
+	switch {
+	case r.Status == StatusFailed:
+		return fmt.Sprintf("FAILED after %s: %s (log: %s)", r.Duration.Round(time.Millisecond), r.Error, r.Log)
+	case r.UpToDate:
+		return fmt.Sprintf("uptodate %s (%s)", r.Image, short(r.ConfigDigest))
+	default:
+		return fmt.Sprintf("built %s (%s) in %s, %d/%d steps cached", r.Image, short(r.ConfigDigest), r.Duration.Round(time.Millisecond), r.CachedSteps, r.TotalSteps)
+	}
+}
+
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	return d
+}
+
+func (b *Builder) say(name, msg string) {
+	if b.out != nil {
+		fmt.Fprintf(b.out, "[%s] %s\n", name, msg)
+	}
+}
+
+// buildOne builds one variant; it never returns an error, only a Result.
+func (b *Builder) buildOne(ctx context.Context, v variants.Variant) Result {
+	start := time.Now()
+	logPath := b.opt.Run.Path("logs", v.Name+".log")
+	r := Result{Variant: v, Image: ImageRef(v), Log: logPath, Status: StatusFailed}
+	fail := func(err error, tail []string) Result {
+		r.Error = fmt.Sprintf("building variant %q: %v", v.Name, err)
+		if len(tail) == 0 {
+			tail = tailLines(r.Error, tailN)
+		}
+		r.LogTail = tail
+		r.Duration = time.Since(start)
+		r.Finished = time.Now().UTC()
+		return r
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return fail(err, nil)
+	}
+
+	ro := b.opt.Recipe
+	ro.Created = start
+	rec, err := dockerfiles.Render(v, ro)
+	if err != nil {
+		writeLog(logPath, err.Error())
+		return fail(err, nil)
+	}
+	r.Target, r.Recipe = rec.Target, rec.BuildArgs["RECIPE_DIGEST"]
+	if err := checkSources(rec); err != nil {
+		writeLog(logPath, err.Error())
+		return fail(err, nil)
+	}
+
+	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" {
+		if up, ok := b.upToDate(ctx, v, r); ok {
+			writeLog(logPath, fmt.Sprintf("uptodate: %s is in Docker Engine as %s with variant ID %s and recipe %s; nothing to build\n",
+				up.Image, up.ConfigDigest, v.ID, r.Recipe))
+			up.Duration = time.Since(start)
+			up.Finished = time.Now().UTC()
+			return up
+		}
+	}
+
+	tr, err := b.solve(ctx, v, rec, logPath, &r)
+	r.CachedSteps, r.TotalSteps = tr.counts()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		}
+		return fail(err, tr.failureTail(err))
+	}
+
+	// The image as Docker Engine has it.
+	id, err := b.opt.Engine.ImageID(ctx, r.Image)
+	if err != nil {
+		return fail(fmt.Errorf("image not in Docker Engine after loading: %w", err), nil)
+	}
+	// Docker Engine 20.10 re-serialises the config on load, so its image
+	// ID (what every later stage uses) can differ from BuildKit's digest.
+	r.ConfigDigest = id
+	if r.Labels, err = b.opt.Engine.ImageLabels(ctx, r.Image); err != nil {
+		return fail(err, nil)
+	}
+	if info, err := b.opt.Engine.CopyFileFromImage(ctx, r.Image, dockerfiles.BuildInfoPath); err == nil && json.Valid(info) {
+		r.BuildInfo = json.RawMessage(info)
+	}
+	r.Status = StatusOK
+	r.Duration = time.Since(start)
+	r.Finished = time.Now().UTC()
+	return r
+}
+
+// checkSources makes sure the archives the recipe copies from the source
+// cache are there, so a missing one is a clear error rather than a
+// BuildKit "not found".
+func checkSources(rec dockerfiles.Recipe) error {
+	dir := rec.Contexts[dockerfiles.SourcesContext]
+	need := map[string]bool{}
+	switch rec.Target {
+	case dockerfiles.TargetRuntime, dockerfiles.TargetOfficial:
+		need["REDIS_SHA256"] = true
+		if rec.BuildArgs["TOOLCHAIN"] == "zig" && rec.Target == dockerfiles.TargetRuntime {
+			need["ZIG_SHA256"] = true
+		}
+	}
+	for _, k := range []string{"REDIS_SHA256", "ZIG_SHA256"} {
+		if !need[k] {
+			continue
+		}
+		sum := rec.BuildArgs[k]
+		if dir == "" {
+			return errors.New("no source cache folder given")
+		}
+		p := filepath.Join(dir, "sha256", sum)
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("source archive %s is not in the cache (%s); run: redis-variants fetch", sum, p)
+		}
+	}
+	return nil
+}
+
+// upToDate reports whether v's image is already in Docker Engine, built
+// from the same recipe, and agrees with the newest earlier result.
+func (b *Builder) upToDate(ctx context.Context, v variants.Variant, r Result) (Result, bool) {
+	labels, err := b.opt.Engine.ImageLabels(ctx, r.Image)
+	if err != nil || labels["io.redis-variants.id"] != v.ID || labels["io.redis-variants.recipe"] != r.Recipe {
+		return Result{}, false
+	}
+	id, err := b.opt.Engine.ImageID(ctx, r.Image)
+	if err != nil {
+		return Result{}, false
+	}
+	prev, found := b.previous(v.Name)
+	if found && (prev.Status != StatusOK || prev.Variant.ID != v.ID || prev.ConfigDigest != id) {
+		return Result{}, false
+	}
+	up := r
+	up.Status, up.UpToDate, up.ConfigDigest, up.Labels = StatusOK, true, id, labels
+	if found {
+		up.CachedSteps, up.TotalSteps, up.BuildInfo = prev.TotalSteps, prev.TotalSteps, prev.BuildInfo
+	}
+	if up.BuildInfo == nil {
+		if info, err := b.opt.Engine.CopyFileFromImage(ctx, r.Image, dockerfiles.BuildInfoPath); err == nil && json.Valid(info) {
+			up.BuildInfo = json.RawMessage(info)
+		}
+	}
+	return up, true
+}
+
+// previous finds the newest result for name: in this run, else in the
+// newest earlier run folder that has one.
+func (b *Builder) previous(name string) (Result, bool) {
+	rel := filepath.Join("builds", name+".json")
+	var r Result
+	if b.opt.Run.ReadJSON(rel, &r) == nil {
+		return r, true
+	}
+	ents, err := os.ReadDir(b.opt.RunsRoot)
+	if err != nil {
+		return Result{}, false
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	self, _ := filepath.Abs(b.opt.Run.Dir)
+	for _, d := range dirs {
+		p := filepath.Join(b.opt.RunsRoot, d)
+		if abs, _ := filepath.Abs(p); abs == self {
+			continue
+		}
+		run := &results.Run{Dir: p}
+		if run.ReadJSON(rel, &r) == nil {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// solve runs one BuildKit solve for rec and loads the image into Docker
+// Engine. It fills r.BuildKitConfig, r.Pushed and r.OCI.
+func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles.Recipe, logPath string, r *Result) (*tracker, error) {
+	tr := newTracker()
+	tmp, err := os.MkdirTemp("", "redis-variants-build-")
+	if err != nil {
+		return tr, err
+	}
+	defer os.RemoveAll(tmp)
+	dfDir, ctxDir := filepath.Join(tmp, "dockerfile"), filepath.Join(tmp, "context")
+	for _, d := range []string{dfDir, ctxDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return tr, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dfDir, "Dockerfile"), rec.Dockerfile, 0o644); err != nil {
+		return tr, err
+	}
+	mounts := map[string]fsutil.FS{}
+	for name, dir := range map[string]string{"dockerfile": dfDir, "context": ctxDir} {
+		fs, err := fsutil.NewFS(dir)
+		if err != nil {
+			return tr, err
+		}
+		mounts[name] = fs
+	}
+	attrs := map[string]string{
+		"filename": "Dockerfile",
+		"target":   rec.Target,
+	}
+	for k, val := range rec.BuildArgs {
+		attrs["build-arg:"+k] = val
+	}
+	for name, dir := range rec.Contexts {
+		fs, err := fsutil.NewFS(dir)
+		if err != nil {
+			return tr, fmt.Errorf("named context %s: %w", name, err)
+		}
+		mounts[name] = fs
+		attrs["context:"+name] = "local:" + name
+	}
+
+	// Export: a docker tarball streamed into Docker Engine.
+	pr, pw := io.Pipe()
+	var loadOnce sync.Once
+	var loadStarted atomic.Bool
+	loadDone := make(chan error, 1)
+	startLoad := func() {
+		loadOnce.Do(func() {
+			loadStarted.Store(true)
+			go func() {
+				err := b.opt.Engine.Load(ctx, pr)
+				// Unblock the exporter if the engine stopped reading.
+				pr.CloseWithError(errOr(err, io.ErrClosedPipe))
+				loadDone <- err
+			}()
+		})
+	}
+	exports := []bk.ExportEntry{{
+		Type:  bk.ExporterDocker,
+		Attrs: map[string]string{"name": r.Image},
+		Output: func(map[string]string) (io.WriteCloser, error) {
+			startLoad()
+			return pw, nil
+		},
+	}}
+	if b.opt.OCIDir != "" {
+		dir := filepath.Join(b.opt.OCIDir, v.Name)
+		exports = append(exports, bk.ExportEntry{Type: bk.ExporterOCI, Attrs: map[string]string{"name": r.Image, "tar": "false"}, OutputDir: dir})
+		r.OCI = dir
+	}
+	if b.opt.Push != "" {
+		ref := b.opt.Push + "/" + r.Image
+		a := map[string]string{"name": ref, "push": "true"}
+		if insecureRegistry(b.opt.Push) {
+			a["registry.insecure"] = "true"
+		}
+		exports = append(exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})
+		r.Pushed = ref
+	}
+
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return tr, fmt.Errorf("creating build log: %w", err)
+	}
+	defer logFile.Close()
+	fmt.Fprintf(logFile, "# variant %s (id %s), target %s, recipe %s\n", v.Name, v.ID, rec.Target, rec.BuildArgs["RECIPE_DIGEST"])
+
+	ch := make(chan *bk.SolveStatus)
+	displays, err := b.displays(v.Name, logFile)
+	if err != nil {
+		return tr, err
+	}
+	var dg errgroup.Group
+	fan := make([]chan *bk.SolveStatus, len(displays))
+	for i, d := range displays {
+		fan[i] = make(chan *bk.SolveStatus, 64)
+		dg.Go(func() error {
+			_, err := d.UpdateFrom(context.WithoutCancel(ctx), fan[i])
+			return err
+		})
+	}
+	dg.Go(func() error {
+		for s := range ch {
+			tr.update(s)
+			for _, c := range fan {
+				c <- s
+			}
+		}
+		for _, c := range fan {
+			close(c)
+		}
+		return nil
+	})
+
+	resp, solveErr := b.bk.Solve(ctx, nil, bk.SolveOpt{
+		Frontend:      "dockerfile.v0",
+		FrontendAttrs: attrs,
+		LocalMounts:   mounts,
+		Exports:       exports,
+		SharedKey:     sharedKey(),
+	}, ch)
+	dg.Wait()
+	pw.CloseWithError(errOr(solveErr, nil))
+
+	var loadErr error
+	switch {
+	case loadStarted.Load():
+		loadErr = <-loadDone // the pipe is closed: the load ends
+	case solveErr == nil:
+		loadErr = errors.New("BuildKit did not export the docker tarball")
+	}
+	if solveErr != nil {
+		fmt.Fprintf(logFile, "\nERROR: %v\n", solveErr)
+		if step, msg := tr.failedStep(); step != "" {
+			return tr, fmt.Errorf("step %s: %s", shorten(step, 90), msg)
+		}
+		return tr, fmt.Errorf("solving: %w", solveErr)
+	}
+	if loadErr != nil {
+		fmt.Fprintf(logFile, "\nERROR: loading into Docker Engine: %v\n", loadErr)
+		return tr, fmt.Errorf("loading into Docker Engine: %w", loadErr)
+	}
+	if resp != nil {
+		r.BuildKitConfig = resp.ExporterResponse[exptypes.ExporterImageConfigDigestKey]
+	}
+	return tr, nil
+}
+
+func errOr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
+}
+
+func insecureRegistry(host string) bool {
+	h := host
+	if i := strings.LastIndex(h, ":"); i > 0 {
+		h = h[:i]
+	}
+	return h == "127.0.0.1" || h == "localhost" || h == "[::1]"
+}
+
+func sharedKey() string {
+	h, _ := os.Hostname()
+	return "redis-variants-" + h
+}
+
+func writeLog(path, msg string) {
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	results.WriteFile(path, []byte(msg))
+}
+
+// LoadResults reads every builds/*.json of run, keyed by variant name.
+func LoadResults(run *results.Run) (map[string]Result, error) {
+	files, err := filepath.Glob(run.Path("builds", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Result, len(files))
+	for _, f := range files {
+		var r Result
+		if err := run.ReadJSON(filepath.Join("builds", filepath.Base(f)), &r); err != nil {
+			return nil, fmt.Errorf("reading build results: %w", err)
+		}
+		name := r.Variant.Name
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(f), ".json")
+		}
+		out[name] = r
+	}
+	return out, nil
+}

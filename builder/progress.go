@@ -1,0 +1,227 @@
+package builder
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+
+	bk "github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/util/progress/progressui"
+	digest "github.com/opencontainers/go-digest"
+	"golang.org/x/term"
+)
+
+// tailN is how many log lines a failed result keeps.
+const tailN = 30
+
+// displays returns the progress displays for one solve: the console (with
+// a "[name] " prefix on every line, plain unless a lone build on a TTY)
+// and the full log file (plain, every vertex's output).
+func (b *Builder) displays(name string, logFile io.Writer) ([]progressui.Display, error) {
+	var out []progressui.Display
+	file, err := progressui.NewDisplay(logFile, progressui.PlainMode)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, file)
+	if b.out == nil || b.opt.Mode == "quiet" {
+		return out, nil
+	}
+	mode := progressui.PlainMode
+	var w io.Writer = &prefixWriter{w: b.out, prefix: "[" + name + "] "}
+	if f, ok := b.opt.Progress.(*os.File); ok && b.opt.Jobs == 1 && b.opt.Mode != "plain" && term.IsTerminal(int(f.Fd())) {
+		mode, w = progressui.TtyMode, f
+	}
+	if b.opt.Mode == "tty" {
+		mode = progressui.TtyMode
+	}
+	d, err := progressui.NewDisplay(w, mode, progressui.WithPhase("Building "+name))
+	if err != nil {
+		return nil, err
+	}
+	return append(out, d), nil
+}
+
+// lockedWriter serialises writes from concurrent builds.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// prefixWriter writes whole lines, each with prefix, to w.
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := append([]byte(p.prefix), p.buf[:i+1]...)
+		p.buf = p.buf[i+1:]
+		if _, err := p.w.Write(line); err != nil {
+			return len(b), err
+		}
+	}
+	return len(b), nil
+}
+
+// stepRE matches the Dockerfile steps that do work: "[build 3/7] RUN ...",
+// not FROM (an image reference BuildKit resolves, never marked cached).
+var stepRE = regexp.MustCompile(`^\[[^\]]+ \d+/\d+\] (?:RUN|COPY|ADD|WORKDIR) `)
+
+type vertexState struct {
+	name   string
+	cached bool
+	err    string
+	log    []string // last lines
+	part   []byte   // unterminated last line
+}
+
+// tracker follows one solve: which steps ran or were cached, and the tail
+// of every vertex's output for the failure report.
+type tracker struct {
+	mu    sync.Mutex
+	order []digest.Digest
+	v     map[digest.Digest]*vertexState
+}
+
+func newTracker() *tracker { return &tracker{v: map[digest.Digest]*vertexState{}} }
+
+func (t *tracker) get(d digest.Digest) *vertexState {
+	s, ok := t.v[d]
+	if !ok {
+		s = &vertexState{}
+		t.v[d] = s
+		t.order = append(t.order, d)
+	}
+	return s
+}
+
+func (t *tracker) update(ss *bk.SolveStatus) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, v := range ss.Vertexes {
+		s := t.get(v.Digest)
+		if v.Name != "" {
+			s.name = v.Name
+		}
+		if v.Cached {
+			s.cached = true
+		}
+		if v.Error != "" {
+			s.err = v.Error
+		}
+	}
+	for _, l := range ss.Logs {
+		s := t.get(l.Vertex)
+		data := append(s.part, l.Data...)
+		lines := strings.Split(string(data), "\n")
+		s.part = []byte(lines[len(lines)-1])
+		for _, line := range lines[:len(lines)-1] {
+			s.log = append(s.log, strings.TrimRight(line, "\r"))
+		}
+		if len(s.log) > 4*tailN {
+			s.log = append([]string(nil), s.log[len(s.log)-tailN:]...)
+		}
+	}
+}
+
+// counts returns the Dockerfile steps answered from cache, and all of them.
+func (t *tracker) counts() (cached, total int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, d := range t.order {
+		s := t.v[d]
+		if !stepRE.MatchString(s.name) {
+			continue
+		}
+		total++
+		if s.cached {
+			cached++
+		}
+	}
+	return cached, total
+}
+
+// failedStep names the last step that failed and why, briefly.
+func (t *tracker) failedStep() (name, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(t.order) - 1; i >= 0; i-- {
+		s := t.v[t.order[i]]
+		if s.err != "" && !strings.Contains(s.err, "context canceled") {
+			return s.name, errSummary(s.err)
+		}
+	}
+	return "", ""
+}
+
+// failureTail is the last lines of the failed step's output and its error.
+func (t *tracker) failureTail(err error) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for i := len(t.order) - 1; i >= 0; i-- {
+		s := t.v[t.order[i]]
+		if s.err == "" || strings.Contains(s.err, "context canceled") && len(s.log) == 0 {
+			continue
+		}
+		lines := append([]string(nil), s.log...)
+		if len(s.part) > 0 {
+			lines = append(lines, string(s.part))
+		}
+		lines = append(lines, "ERROR: "+shorten(s.name, 100)+": "+errSummary(s.err))
+		if len(lines) > tailN {
+			lines = lines[len(lines)-tailN:]
+		}
+		out = lines
+		break
+	}
+	if out == nil && err != nil {
+		out = tailLines(err.Error(), tailN)
+	}
+	return out
+}
+
+func tailLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// errSummary drops the echoed command from BuildKit's "process ... did not
+// complete successfully: exit code: N".
+func errSummary(e string) string {
+	const marker = "did not complete successfully: "
+	if i := strings.LastIndex(e, marker); i >= 0 {
+		return e[i+len(marker):]
+	}
+	return shorten(e, 300)
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,517 @@
+// Package dockerfiles holds the build recipe, embedded in the binary: one
+// parameterised Dockerfile for every tuned variant (toolchain, source, build
+// and runtime stages) and the references (stock, official), and Render,
+// which turns a variant into that Dockerfile, the stage to build and the
+// value of every build argument.
+package dockerfiles
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+//go:embed Dockerfile *.Dockerfile
+var files embed.FS
+
+// MainRecipe is the embedded file every recipe starts with; the embedded
+// *.Dockerfile fragments follow it, sorted by name.
+const MainRecipe = "Dockerfile"
+
+// SourcesContext is the named build context holding the source cache.
+const SourcesContext = "sources"
+
+// Targets.
+const (
+	TargetRuntime  = "runtime"
+	TargetStock    = "stock"
+	TargetOfficial = "official"
+)
+
+// BuildInfoPath is where every image keeps the build's own record of its
+// compiler version, flags and build machine (JSON).
+const BuildInfoPath = "/usr/local/share/redis-variants/build-info.json"
+
+// Recipe is everything BuildKit needs to build one variant's image.
+type Recipe struct {
+	Dockerfile []byte            // the full Dockerfile (main recipe + fragments)
+	Target     string            // stage to build for this variant's image ("runtime", "stock", "official")
+	BuildArgs  map[string]string // every ARG value for this variant
+	Contexts   map[string]string // named local contexts (name -> host folder), e.g. "sources" -> .state/cache/sources
+}
+
+// Options are the facts about the build that are not in the variant.
+type Options struct {
+	SourcesDir string    // the source cache, e.g. .state/cache/sources
+	BuildCPU   string    // CPU model of the build machine (label build.cpu)
+	BuildLevel string    // x86-64 level of the build machine, v1..v4 (label build.x86-64-level)
+	BuildFlags string    // the build machine's CPU flags, space separated (label isa.flags for -march=native)
+	MakeJobs   int       // make -j for Redis (0 = 2)
+	Created    time.Time // org.opencontainers.image.created (zero = the Unix epoch, for reproducible output)
+}
+
+// Dockerfile returns the full embedded Dockerfile: the main recipe, then
+// every *.Dockerfile fragment sorted by name.
+func Dockerfile() ([]byte, error) {
+	main, err := files.ReadFile(MainRecipe)
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded recipe: %w", err)
+	}
+	frags, err := fs.Glob(files, "*.Dockerfile")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(frags)
+	out := append([]byte(nil), main...)
+	for _, f := range frags {
+		b, err := files.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded fragment %s: %w", f, err)
+		}
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, fmt.Sprintf("\n# ---- %s ----\n", f)...)
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// Fragments lists the embedded fragment names, sorted.
+func Fragments() []string {
+	frags, _ := fs.Glob(files, "*.Dockerfile")
+	sort.Strings(frags)
+	return frags
+}
+
+var argRE = regexp.MustCompile(`(?m)^[ \t]*ARG[ \t]+([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$`)
+
+// DeclaredArgs returns the names of every ARG in dockerfile, sorted, once each.
+func DeclaredArgs(dockerfile []byte) []string {
+	defs := ArgDefaults(dockerfile)
+	out := make([]string, 0, len(defs))
+	for n := range defs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ArgDefaults returns every ARG in dockerfile with its first declared
+// default value ("" when it has none).
+func ArgDefaults(dockerfile []byte) map[string]string {
+	out := map[string]string{}
+	for _, m := range argRE.FindAllSubmatch(dockerfile, -1) {
+		n, def := string(m[1]), strings.TrimSpace(string(m[2]))
+		if len(def) >= 2 && (def[0] == '"' && def[len(def)-1] == '"' || def[0] == '\'' && def[len(def)-1] == '\'') {
+			def = def[1 : len(def)-1]
+		}
+		if old, ok := out[n]; !ok || old == "" {
+			out[n] = def
+		}
+	}
+	return out
+}
+
+// Render returns the recipe for v: the Dockerfile, the stage to build and
+// the value of every ARG the Dockerfile declares.
+func Render(v variants.Variant, opt Options) (Recipe, error) {
+	df, err := Dockerfile()
+	if err != nil {
+		return Recipe{}, err
+	}
+	r := Recipe{Dockerfile: df, Contexts: map[string]string{}}
+	if opt.SourcesDir != "" {
+		r.Contexts[SourcesContext] = opt.SourcesDir
+	}
+	a := newArgs()
+	base := v.Base
+	if base == "" {
+		base = variants.DefaultBase
+	}
+	a.set("BASE", base)
+	jobs := opt.MakeJobs
+	if jobs <= 0 {
+		jobs = 2
+	}
+	a.set("MAKE_JOBS", fmt.Sprint(jobs))
+
+	switch v.Kind {
+	case variants.KindVariant:
+		r.Target = TargetRuntime
+		if err := tuned(v, opt, a); err != nil {
+			return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)
+		}
+	case variants.KindDistro:
+		r.Target = TargetStock
+		a.set("TOOLCHAIN", "gcc") // the build stage is not built, but its FROM must name a stage
+		a.set("COMPILER", "debian-package")
+		a.set("COMPILER_VERSION", "redis-server "+v.Redis+" as packaged by "+base)
+		a.set("ISA_LEVEL", "v1")
+	case variants.KindOfficial:
+		r.Target = TargetOfficial
+		if v.Source.SHA256 == "" {
+			return Recipe{}, fmt.Errorf("rendering reference %q: the official recipe needs a Redis source", v.Name)
+		}
+		a.set("TOOLCHAIN", "gcc")
+		a.set("COMPILER", "gcc")
+		a.set("COMPILER_VERSION", "gcc (Debian default on "+base+")")
+		a.set("OPTIMIZATION", "-O2")
+		a.set("MALLOC", "jemalloc")
+		a.set("BUILD_TLS", "yes")
+		a.set("ISA_LEVEL", "v1")
+	default:
+		return Recipe{}, fmt.Errorf("rendering %q: unknown kind %q", v.Name, v.Kind)
+	}
+	if v.Source.SHA256 != "" {
+		a.set("REDIS_SHA256", pickCached(opt.SourcesDir, v.Source))
+	}
+	labels(v, opt, a)
+
+	// Every declared ARG gets a value: unused ones their default (often
+	// empty), so the build args say exactly what BuildKit will use.
+	for n, def := range ArgDefaults(df) {
+		if _, ok := a.m[n]; !ok {
+			a.m[n] = def
+		}
+	}
+	a.m["RECIPE_DIGEST"] = RecipeDigest(df, r.Target, a.m)
+	r.BuildArgs = a.m
+	return r, nil
+}
+
+// RecipeDigest identifies what BuildKit is asked to build: the Dockerfile,
+// the target and the build args other than the creation time and the
+// digest itself. Two recipes with the same digest build the same image.
+func RecipeDigest(dockerfile []byte, target string, args map[string]string) string {
+	h := sha256.New()
+	h.Write(dockerfile)
+	fmt.Fprintf(h, "\x00target=%s\x00", target)
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		if k != "CREATED" && k != "RECIPE_DIGEST" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s=%s\x00", k, args[k])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+type args struct{ m map[string]string }
+
+func newArgs() *args                      { return &args{m: map[string]string{}} }
+func (a *args) set(k, v string)           { a.m[k] = v }
+func (a *args) list(k string, v []string) { a.m[k] = strings.Join(v, " ") }
+
+// tuned fills the build args of a from-source variant.
+func tuned(v variants.Variant, opt Options, a *args) error {
+	var cc string
+	var cflags, ldflags, redisCFlags, redisLDFlags []string
+	fam, ver := v.Compiler.Family, v.Compiler.Version
+	switch fam {
+	case variants.FamilyGCC:
+		cc = "gcc-" + ver
+		a.set("GCC_VERSION", ver)
+		cflags = append(cflags, "-frecord-gcc-switches")
+	case variants.FamilyClang:
+		cc = "clang-" + ver
+		a.set("CLANG_VERSION", ver)
+		cflags = append(cflags, "-frecord-command-line")
+	case variants.FamilyZig:
+		if v.Toolchain.SHA256 == "" {
+			return fmt.Errorf("zig %s: no toolchain source (add a source named zig-%s)", ver, ver)
+		}
+		cc = "zigcc"
+		a.set("ZIG_SHA256", pickCached(opt.SourcesDir, v.Toolchain))
+		// zig cc targets the build machine's CPU unless told otherwise,
+		// and traps on undefined behaviour at -O0: make its defaults match
+		// gcc's and clang's (baseline x86-64, no sanitizer).
+		cflags = append(cflags, "-frecord-command-line", "-fno-sanitize=undefined")
+	default:
+		return fmt.Errorf("unknown compiler family %q", fam)
+	}
+	if ver == "" {
+		return fmt.Errorf("compiler %s has no version", fam)
+	}
+	a.set("TOOLCHAIN", fam)
+	a.set("CC", cc)
+	a.set("COMPILER", v.Compiler.String())
+	a.set("COMPILER_VERSION", compilerVersion(v.Compiler))
+
+	opt0 := v.Opt
+	if opt0 == "" {
+		opt0 = "O2"
+	}
+	a.set("OPTIMIZATION", "-"+opt0)
+
+	switch {
+	case fam == variants.FamilyZig && v.March == "":
+		cflags = append(cflags, "-mcpu=baseline")
+	case fam == variants.FamilyZig && v.March == "native":
+		cflags = append(cflags, "-march=native")
+	case fam == variants.FamilyZig:
+		// zig names CPUs with underscores (x86_64_v3, skylake_avx512).
+		cflags = append(cflags, "-march="+strings.ReplaceAll(v.March, "-", "_"))
+	case v.March != "":
+		cflags = append(cflags, "-march="+v.March)
+	}
+	if v.Mtune != "" && !(fam == variants.FamilyZig && v.Mtune == v.March) {
+		if fam == variants.FamilyZig {
+			// zig cc reads -mtune as -mcpu: it would silently change the
+			// ISA. Only a tune equal to the arch (a no-op) is accepted.
+			return fmt.Errorf("zig cc has no -mtune (it treats -mtune as -mcpu); drop mtune for zig variants")
+		}
+		cflags = append(cflags, "-mtune="+v.Mtune)
+	}
+	cflags = append(cflags, v.CFlags...)
+	ldflags = append(ldflags, v.LDFlags...)
+
+	switch v.LTO {
+	case "", "off":
+	case "full":
+		switch fam {
+		case variants.FamilyGCC:
+			redisCFlags = append(redisCFlags, "-flto=auto")
+			redisLDFlags = append(redisLDFlags, "-flto=auto", "-frecord-gcc-switches")
+		case variants.FamilyClang:
+			redisCFlags = append(redisCFlags, "-flto")
+			redisLDFlags = append(redisLDFlags, "-flto", "-fuse-ld=lld")
+		case variants.FamilyZig:
+			redisCFlags = append(redisCFlags, "-flto")
+			redisLDFlags = append(redisLDFlags, "-flto")
+		}
+	case "thin":
+		switch fam {
+		case variants.FamilyGCC:
+			return fmt.Errorf("gcc has no thin LTO (use lto: full)")
+		case variants.FamilyClang:
+			redisCFlags = append(redisCFlags, "-flto=thin")
+			redisLDFlags = append(redisLDFlags, "-flto=thin", "-fuse-ld=lld")
+		case variants.FamilyZig:
+			redisCFlags = append(redisCFlags, "-flto=thin")
+			redisLDFlags = append(redisLDFlags, "-flto=thin")
+		}
+	default:
+		return fmt.Errorf("unknown lto %q (accepted: off, thin, full)", v.LTO)
+	}
+
+	malloc := "libc"
+	switch v.Allocator {
+	case "", variants.AllocJemalloc:
+		malloc = "jemalloc"
+	case variants.AllocJemallocSystem:
+		// Redis 7.0 has no USE_SYSTEM_JEMALLOC: compile zmalloc against
+		// Debian's jemalloc.h (its je_* names map to the unprefixed
+		// symbols) and link libjemalloc, the way Debian's package does.
+		redisCFlags = append(redisCFlags, "-DUSE_JEMALLOC")
+		redisLDFlags = append(redisLDFlags, "-Wl,--no-as-needed", "-ljemalloc")
+	case variants.AllocMimalloc:
+		// A direct DT_NEEDED on libmimalloc ahead of libc interposes
+		// malloc/free for the whole process.
+		redisLDFlags = append(redisLDFlags, "-Wl,--no-as-needed", "-lmimalloc")
+	case variants.AllocTcmalloc:
+		malloc = "tcmalloc_minimal"
+	case variants.AllocLibc:
+	default:
+		return fmt.Errorf("unknown allocator %q", v.Allocator)
+	}
+	a.set("MALLOC", malloc)
+	a.set("BUILD_TLS", yesNo(v.TLS))
+	a.list("CFLAGS", cflags)
+	a.list("LDFLAGS", ldflags)
+	a.list("REDIS_CFLAGS", redisCFlags)
+	a.list("REDIS_LDFLAGS", redisLDFlags)
+
+	a.set("LABEL_CFLAGS", strings.TrimSpace(strings.Join([]string{"-" + opt0, a.m["CFLAGS"], a.m["REDIS_CFLAGS"]}, " ")))
+	a.set("LABEL_LDFLAGS", strings.TrimSpace(a.m["LDFLAGS"]+" "+a.m["REDIS_LDFLAGS"]))
+	a.set("ISA_LEVEL", isaLevel(v.March))
+	if v.March == "native" {
+		a.set("ISA_FLAGS", opt.BuildFlags)
+	}
+	return nil
+}
+
+// compilerVersion is what Go knows about the compiler before the build:
+// the package or archive it comes from. The build stage records the real
+// `cc --version` in build-info.json.
+func compilerVersion(c variants.Compiler) string {
+	switch c.Family {
+	case variants.FamilyGCC:
+		return "gcc " + c.Version + " (Debian package gcc-" + c.Version + ")"
+	case variants.FamilyClang:
+		return "clang " + c.Version + " (Debian package clang-" + c.Version + ")"
+	case variants.FamilyZig:
+		return "zig " + c.Version + " cc"
+	}
+	return c.String()
+}
+
+// labels fills the label-only args.
+func labels(v variants.Variant, opt Options, a *args) {
+	spec := v
+	spec.Pos = variants.Pos{}
+	b, _ := json.Marshal(spec)
+	created := opt.Created
+	if created.IsZero() {
+		created = time.Unix(0, 0)
+	}
+	a.set("CREATED", created.UTC().Format(time.RFC3339))
+	a.set("VARIANT_NAME", v.Name)
+	a.set("VARIANT_ID", v.ID)
+	a.set("VARIANT_KIND", v.Kind)
+	a.set("VARIANT_SPEC", string(b))
+	a.set("REDIS_VERSION", v.Redis)
+	src := v.Source.URL
+	if v.Kind == variants.KindDistro {
+		src = "debian:redis-server"
+	}
+	a.set("SOURCE_URL", src)
+	a.set("SOURCE_SHA256", a.m["REDIS_SHA256"])
+	a.set("OPT", v.Opt)
+	a.set("MARCH", v.March)
+	a.set("MTUNE", v.Mtune)
+	a.set("LTO", v.LTO)
+	a.set("ALLOCATOR", v.Allocator)
+	a.set("TLS", yesNo(v.TLS))
+	a.set("BUILD_CPU", opt.BuildCPU)
+	a.set("BUILD_LEVEL", opt.BuildLevel)
+	if _, ok := a.m["ISA_LEVEL"]; !ok {
+		a.set("ISA_LEVEL", "v1")
+	}
+}
+
+// isaLevel is the x86-64 level a binary built with -march=m needs.
+func isaLevel(m string) string {
+	switch m {
+	case "", "x86-64", "k8", "k8-sse3", "nocona", "core2", "penryn", "amdfam10", "barcelona", "bonnell", "atom":
+		return "v1"
+	case "x86-64-v2", "nehalem", "westmere", "sandybridge", "ivybridge", "silvermont", "slm", "goldmont",
+		"goldmont-plus", "tremont", "btver1", "btver2", "bdver1", "bdver2", "bdver3", "bdver4":
+		return "v2"
+	case "x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake",
+		"znver1", "znver2", "znver3", "arrowlake", "arrowlake-s", "lunarlake", "gracemont",
+		"sierraforest", "grandridge", "clearwaterforest":
+		return "v3"
+	case "x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
+		"icelake-server", "tigerlake", "sapphirerapids", "rocketlake", "znver4", "znver5",
+		"graniterapids", "graniterapids-d", "emeraldrapids", "knl", "knm", "pantherlake":
+		return "v4"
+	case "native":
+		return "native"
+	}
+	return m
+}
+
+// pickCached returns the checksum of whichever of src's candidates is in
+// the cache folder dir (by name only: the build checks the content with
+// sha256sum), else src's own checksum.
+func pickCached(dir string, src variants.Source) string {
+	if dir == "" {
+		return src.SHA256
+	}
+	cands := []string{src.SHA256}
+	for _, f := range src.Fallbacks {
+		cands = append(cands, f.SHA256)
+	}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "sha256", c)); err == nil {
+			return c
+		}
+	}
+	return src.SHA256
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// CPU flags per x86-64 micro-architecture level (the psABI's list, in
+// /proc/cpuinfo spelling).
+var levelFlags = [][]string{
+	{"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"},
+	{"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"},
+	{"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"},
+}
+
+// Level returns the x86-64 level ("v1".."v4") a CPU with these flags meets.
+func Level(flags []string) string {
+	have := map[string]bool{}
+	for _, f := range flags {
+		have[f] = true
+	}
+	level := 1
+	for _, need := range levelFlags {
+		for _, f := range need {
+			if !have[f] {
+				return fmt.Sprintf("v%d", level)
+			}
+		}
+		level++
+	}
+	return fmt.Sprintf("v%d", level)
+}
+
+// HostCPU reads the CPU model and flags of this machine from /proc/cpuinfo
+// (the machine buildkitd runs on, when it is local).
+func HostCPU() (model string, flags []string, err error) {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "", nil, fmt.Errorf("reading CPU model: %w", err)
+	}
+	model, flags = ParseCPUInfo(string(b))
+	return model, flags, nil
+}
+
+// ParseCPUInfo returns the first processor's model name and flags.
+func ParseCPUInfo(s string) (model string, flags []string) {
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch k {
+		case "model name":
+			if model == "" {
+				model = v
+			}
+		case "flags":
+			if flags == nil {
+				flags = strings.Fields(v)
+			}
+		}
+		if model != "" && flags != nil {
+			break
+		}
+	}
+	return model, flags
+}
+
+// HostOptions returns Options filled with this machine's CPU facts.
+func HostOptions(sourcesDir string) (Options, error) {
+	model, flags, err := HostCPU()
+	if err != nil {
+		return Options{SourcesDir: sourcesDir}, err
+	}
+	return Options{SourcesDir: sourcesDir, BuildCPU: model, BuildLevel: Level(flags), BuildFlags: strings.Join(flags, " ")}, nil
+}

@@ -1,0 +1,335 @@
+package dockerfiles
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const redisSHA = "4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982"
+
+var redisSrc = variants.Source{Name: "redis-7.0.15", Version: "7.0.15", URL: "debian:pool/main/r/redis/redis_7.0.15.orig.tar.gz", SHA256: redisSHA}
+
+func tunedVariant(name string, f func(v *variants.Variant)) variants.Variant {
+	v := variants.Variant{
+		Name: name, Kind: variants.KindVariant, ID: "0123456789ab", Redis: "7.0.15", Source: redisSrc,
+		Base: "debian:bookworm-slim", Compiler: variants.Compiler{Family: "gcc", Version: "12"},
+		Opt: "O2", LTO: "off", Allocator: variants.AllocJemalloc,
+	}
+	f(&v)
+	return v
+}
+
+// golden variants: one per kind of recipe.
+func goldenVariants() []variants.Variant {
+	zig := variants.Source{Name: "zig-0.11.0", Version: "0.11.0", SHA256: strings.Repeat("a", 64),
+		Fallbacks: []variants.Fallback{{URL: "npm:@ziglang/cli@0.11.0", SHA256: strings.Repeat("b", 64)}}}
+	return []variants.Variant{
+		tunedVariant("gcc-o2", func(v *variants.Variant) {}),
+		tunedVariant("gcc-o3-native-lto", func(v *variants.Variant) {
+			v.Opt, v.March, v.Mtune, v.LTO, v.TLS = "O3", "native", "native", "full", true
+		}),
+		tunedVariant("clang-thin-mimalloc", func(v *variants.Variant) {
+			v.Compiler = variants.Compiler{Family: "clang", Version: "16"}
+			v.LTO, v.Allocator, v.March = "thin", variants.AllocMimalloc, "x86-64-v3"
+		}),
+		tunedVariant("zig-tcmalloc", func(v *variants.Variant) {
+			v.Compiler = variants.Compiler{Family: "zig", Version: "0.11.0"}
+			v.Toolchain, v.Allocator, v.March = zig, variants.AllocTcmalloc, "skylake-avx512"
+		}),
+		tunedVariant("gcc-jemalloc-system", func(v *variants.Variant) {
+			v.Allocator, v.CFlags, v.LDFlags = variants.AllocJemallocSystem, []string{"-fno-plt"}, []string{"-Wl,-O1"}
+		}),
+		tunedVariant("gcc-o1-libc", func(v *variants.Variant) { v.Opt, v.Allocator = "O1", variants.AllocLibc }),
+		{Name: "stock-debian", Kind: variants.KindDistro, ID: "111111111111", Redis: "7.0.15", Base: "debian:bookworm-slim",
+			Allocator: variants.AllocJemallocSystem, TLS: true},
+		{Name: "official", Kind: variants.KindOfficial, ID: "222222222222", Redis: "7.0.15", Source: redisSrc,
+			Base: "debian:bookworm-slim", Compiler: variants.Compiler{Family: "gcc", Version: "12"},
+			Opt: "O2", LTO: "off", Allocator: variants.AllocJemalloc, TLS: true, Image: "redis:7.0.15"},
+	}
+}
+
+func testOptions(t *testing.T) Options {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sha256"), 0o755)
+	// Only the npm fallback of zig is "cached": Render must pick it.
+	os.WriteFile(filepath.Join(dir, "sha256", strings.Repeat("b", 64)), []byte("x"), 0o644)
+	return Options{
+		SourcesDir: dir, BuildCPU: "Test CPU @ 1GHz", BuildLevel: "v3", BuildFlags: "fpu sse2 avx2",
+		MakeJobs: 2, Created: time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC),
+	}
+}
+
+// ownArgs are the ARGs of the files this package's goldens cover (the
+// main recipe and references.Dockerfile; other fragments have other owners).
+func ownArgs() map[string]bool {
+	main, _ := files.ReadFile(MainRecipe)
+	refs, _ := files.ReadFile("references.Dockerfile")
+	own := map[string]bool{}
+	for _, n := range DeclaredArgs(append(main, refs...)) {
+		own[n] = true
+	}
+	return own
+}
+
+// formatRecipe is the golden text of a recipe without the Dockerfile.
+func formatRecipe(r Recipe) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "target: %s\n", r.Target)
+	own := ownArgs()
+	keys := make([]string, 0, len(r.BuildArgs))
+	for k := range r.BuildArgs {
+		if own[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := r.BuildArgs[k]
+		if k == "RECIPE_DIGEST" {
+			v = "<digest>" // changes with every edit of the Dockerfile, tested below
+		}
+		fmt.Fprintf(&b, "build-arg %s=%s\n", k, v)
+	}
+	return b.String()
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test ./dockerfiles -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (rerun with -update if the change is intended)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	opt := testOptions(t)
+	for _, v := range goldenVariants() {
+		t.Run(v.Name, func(t *testing.T) {
+			r, err := Render(v, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, v.Name+".golden", []byte(formatRecipe(r)))
+			if r.Contexts[SourcesContext] != opt.SourcesDir {
+				t.Errorf("sources context = %q, want %q", r.Contexts[SourcesContext], opt.SourcesDir)
+			}
+		})
+	}
+}
+
+// The golden Dockerfile covers the parts this package owns: the main
+// recipe and references.Dockerfile. Other fragments have their own owners.
+func TestDockerfileGolden(t *testing.T) {
+	main, err := files.ReadFile(MainRecipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := files.ReadFile("references.Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "Dockerfile.golden", append(append(main, "\n# ---- references.Dockerfile ----\n"...), refs...))
+}
+
+func TestRenderAppendsFragmentsSorted(t *testing.T) {
+	r, err := Render(goldenVariants()[0], testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, _ := files.ReadFile(MainRecipe)
+	if !bytes.HasPrefix(r.Dockerfile, main) {
+		t.Fatal("the recipe does not start with the main Dockerfile")
+	}
+	frags := Fragments()
+	if len(frags) == 0 || frags[0] == MainRecipe {
+		t.Fatalf("fragments = %v", frags)
+	}
+	last := len(main)
+	for _, f := range frags {
+		b, _ := files.ReadFile(f)
+		i := bytes.Index(r.Dockerfile[last:], b)
+		if i < 0 {
+			t.Fatalf("fragment %s missing or out of order in the rendered Dockerfile", f)
+		}
+		last += i + len(b)
+	}
+	for _, stage := range []string{"toolchain-gcc", "toolchain-clang", "toolchain-zig", "build", "runtime", "stock", "official"} {
+		if !bytes.Contains(r.Dockerfile, []byte(" AS "+stage+"\n")) {
+			t.Errorf("stage %s missing", stage)
+		}
+	}
+}
+
+func TestEveryArgHasAValue(t *testing.T) {
+	opt := testOptions(t)
+	for _, v := range goldenVariants() {
+		r, err := Render(v, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		declared := DeclaredArgs(r.Dockerfile)
+		if len(declared) < 20 {
+			t.Fatalf("only %d ARGs found: %v", len(declared), declared)
+		}
+		dset := map[string]bool{}
+		for _, n := range declared {
+			dset[n] = true
+			if _, ok := r.BuildArgs[n]; !ok {
+				t.Errorf("%s: ARG %s declared but not given a value", v.Name, n)
+			}
+		}
+		for k := range r.BuildArgs {
+			if !dset[k] {
+				t.Errorf("%s: build arg %s is not declared by any ARG", v.Name, k)
+			}
+		}
+	}
+}
+
+func TestRenderFlags(t *testing.T) {
+	opt := testOptions(t)
+	vs := goldenVariants()
+	get := func(name string) map[string]string {
+		for _, v := range vs {
+			if v.Name == name {
+				r, err := Render(v, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r.BuildArgs
+			}
+		}
+		t.Fatalf("no variant %s", name)
+		return nil
+	}
+	a := get("gcc-o3-native-lto")
+	for k, want := range map[string]string{"CC": "gcc-12", "OPTIMIZATION": "-O3", "MALLOC": "jemalloc", "BUILD_TLS": "yes",
+		"ISA_LEVEL": "native", "ISA_FLAGS": "fpu sse2 avx2", "TOOLCHAIN": "gcc", "GCC_VERSION": "12"} {
+		if a[k] != want {
+			t.Errorf("gcc-o3-native-lto %s = %q, want %q", k, a[k], want)
+		}
+	}
+	if !strings.Contains(a["CFLAGS"], "-march=native") || !strings.Contains(a["CFLAGS"], "-frecord-gcc-switches") {
+		t.Errorf("CFLAGS = %q", a["CFLAGS"])
+	}
+	if !strings.Contains(a["REDIS_CFLAGS"], "-flto") || strings.Contains(a["CFLAGS"], "-flto") {
+		t.Errorf("LTO must reach Redis only: CFLAGS=%q REDIS_CFLAGS=%q", a["CFLAGS"], a["REDIS_CFLAGS"])
+	}
+	c := get("clang-thin-mimalloc")
+	if c["MALLOC"] != "libc" || !strings.Contains(c["REDIS_LDFLAGS"], "-lmimalloc") || !strings.Contains(c["REDIS_LDFLAGS"], "-fuse-ld=lld") {
+		t.Errorf("clang mimalloc thin: %q %q", c["MALLOC"], c["REDIS_LDFLAGS"])
+	}
+	z := get("zig-tcmalloc")
+	if z["CC"] != "zigcc" || z["ZIG_SHA256"] != strings.Repeat("b", 64) || !strings.Contains(z["CFLAGS"], "-march=skylake_avx512") || z["MALLOC"] != "tcmalloc_minimal" {
+		t.Errorf("zig: CC=%q ZIG_SHA256=%q CFLAGS=%q MALLOC=%q", z["CC"], z["ZIG_SHA256"], z["CFLAGS"], z["MALLOC"])
+	}
+	j := get("gcc-jemalloc-system")
+	if j["MALLOC"] != "libc" || !strings.Contains(j["REDIS_CFLAGS"], "-DUSE_JEMALLOC") || !strings.Contains(j["REDIS_LDFLAGS"], "-ljemalloc") ||
+		!strings.Contains(j["CFLAGS"], "-fno-plt") || j["LDFLAGS"] != "-Wl,-O1" {
+		t.Errorf("jemalloc-system: %v", j)
+	}
+	var spec variants.Variant
+	if err := json.Unmarshal([]byte(j["VARIANT_SPEC"]), &spec); err != nil || spec.Name != "gcc-jemalloc-system" {
+		t.Errorf("VARIANT_SPEC is not the variant as JSON: %v %q", err, j["VARIANT_SPEC"])
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	opt := testOptions(t)
+	for _, tc := range []struct {
+		v    variants.Variant
+		want string
+	}{
+		{tunedVariant("g", func(v *variants.Variant) { v.LTO = "thin" }), "thin LTO"},
+		{tunedVariant("z", func(v *variants.Variant) { v.Compiler = variants.Compiler{Family: "zig", Version: "0.11.0"} }), "toolchain source"},
+		{tunedVariant("z2", func(v *variants.Variant) {
+			v.Compiler = variants.Compiler{Family: "zig", Version: "0.11.0"}
+			v.Toolchain.SHA256 = strings.Repeat("c", 64)
+			v.Mtune = "haswell"
+		}), "-mtune"},
+		{tunedVariant("a", func(v *variants.Variant) { v.Allocator = "hoard" }), "unknown allocator"},
+		{tunedVariant("c", func(v *variants.Variant) { v.Compiler.Family = "icc" }), "unknown compiler"},
+	} {
+		_, err := Render(tc.v, opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.v.Name) {
+			t.Errorf("%s: err = %v, want one naming the variant and %q", tc.v.Name, err, tc.want)
+		}
+	}
+}
+
+func TestRecipeDigest(t *testing.T) {
+	opt := testOptions(t)
+	v := goldenVariants()[0]
+	r1, _ := Render(v, opt)
+	opt.Created = opt.Created.Add(time.Hour)
+	r2, _ := Render(v, opt)
+	if r1.BuildArgs["RECIPE_DIGEST"] != r2.BuildArgs["RECIPE_DIGEST"] {
+		t.Error("the creation time changed the recipe digest")
+	}
+	v.Opt = "O3"
+	r3, _ := Render(v, opt)
+	if r1.BuildArgs["RECIPE_DIGEST"] == r3.BuildArgs["RECIPE_DIGEST"] {
+		t.Error("a different -O level gave the same recipe digest")
+	}
+}
+
+func TestLevelAndCPUInfo(t *testing.T) {
+	info := "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave\n\nprocessor\t: 1\nmodel name\t: other\n"
+	model, flags := ParseCPUInfo(info)
+	if model != "AMD EPYC 7B13" {
+		t.Errorf("model = %q", model)
+	}
+	if got := Level(flags); got != "v3" {
+		t.Errorf("level = %s, want v3", got)
+	}
+	if got := Level([]string{"fpu", "sse2"}); got != "v1" {
+		t.Errorf("level = %s, want v1", got)
+	}
+	if got := Level(append(flags, "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")); got != "v4" {
+		t.Errorf("level = %s, want v4", got)
+	}
+}
+
+func TestArgDefaults(t *testing.T) {
+	df := []byte("ARG A\nARG B=x\n  ARG C=\"two words\"\nFROM x\nARG B\nARG D=\nRUN echo ARG E\n")
+	got := ArgDefaults(df)
+	want := map[string]string{"A": "", "B": "x", "C": "two words", "D": ""}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ArgDefaults = %v, want %v", got, want)
+	}
+	// Render keeps the default of an ARG it does not set.
+	r, err := Render(goldenVariants()[0], testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, def := range ArgDefaults(r.Dockerfile) {
+		if !ownArgs()[n] && r.BuildArgs[n] != def {
+			t.Errorf("ARG %s of another fragment: value %q, want its default %q", n, r.BuildArgs[n], def)
+		}
+	}
+}

@@ -1,0 +1,304 @@
+package verify
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// BinaryInfo is what an ELF binary records about how it was built.
+type BinaryInfo struct {
+	Comments     []string // .comment: compiler identities, e.g. "GCC: (Debian 12.2.0-14) 12.2.0"
+	CommandLines []string // .GCC.command.line: gcc -frecord-gcc-switches / clang -frecord-command-line
+	Needed       []string // DT_NEEDED shared libraries
+	Symbols      bool     // whether it has a symbol table (not stripped)
+	JemallocSyms bool     // defines je_malloc* symbols (a statically linked jemalloc, like Redis's bundled one)
+}
+
+// ReadBinary parses an ELF binary.
+func ReadBinary(data []byte) (*BinaryInfo, error) {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("reading ELF binary: %w", err)
+	}
+	defer f.Close()
+	info := &BinaryInfo{}
+	strs := func(name string) ([]string, error) {
+		s := f.Section(name)
+		if s == nil {
+			return nil, nil
+		}
+		b, err := s.Data()
+		if err != nil {
+			return nil, fmt.Errorf("reading ELF section %s: %w", name, err)
+		}
+		var out []string
+		for _, p := range bytes.Split(b, []byte{0}) {
+			if t := strings.TrimSpace(string(p)); t != "" && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}
+	if info.Comments, err = strs(".comment"); err != nil {
+		return nil, err
+	}
+	if info.CommandLines, err = strs(".GCC.command.line"); err != nil {
+		return nil, err
+	}
+	info.Needed, _ = f.ImportedLibraries()
+	if syms, err := f.Symbols(); err == nil && len(syms) > 0 {
+		info.Symbols = true
+		for _, s := range syms {
+			if strings.HasPrefix(s.Name, "je_malloc") && s.Section != elf.SHN_UNDEF {
+				info.JemallocSyms = true
+				break
+			}
+		}
+	}
+	return info, nil
+}
+
+// Flags is what one recorded command line says.
+type Flags struct {
+	Opt   string // effective -O level ("O2"; "O0" when none is recorded)
+	March string
+	Mtune string
+	LTO   bool // -flto*, or GCC's link-time ("GNU GIMPLE ... -fltrans") record
+	Line  string
+}
+
+// ParseFlags reads one .GCC.command.line entry; the last of each option wins.
+func ParseFlags(line string) Flags {
+	f := Flags{Opt: "O0", Line: line}
+	for _, tok := range strings.Fields(line) {
+		switch {
+		case tok == "-O":
+			f.Opt = "O1"
+		case strings.HasPrefix(tok, "-O"):
+			f.Opt = tok[1:]
+		case strings.HasPrefix(tok, "-march="):
+			f.March = strings.TrimPrefix(tok, "-march=")
+		case strings.HasPrefix(tok, "-mtune="):
+			f.Mtune = strings.TrimPrefix(tok, "-mtune=")
+		case strings.HasPrefix(tok, "-flto") && tok != "-flto=0" || tok == "-fltrans" || tok == "-fwpa":
+			f.LTO = true
+		}
+	}
+	if strings.HasPrefix(line, "GNU GIMPLE") {
+		f.LTO = true
+	}
+	return f
+}
+
+// RedisFlags returns the recorded command lines of Redis's own sources
+// (src/Makefile compiles them with -std=c11; its bundled deps use c99,
+// gnu99 or the compiler's default); when none can be told apart, all of
+// them. own reports which.
+func (b *BinaryInfo) RedisFlags() (fl []Flags, own bool) {
+	for _, l := range b.CommandLines {
+		if strings.Contains(l, "-std=c11") {
+			fl = append(fl, ParseFlags(l))
+		}
+	}
+	if len(fl) > 0 {
+		return fl, true
+	}
+	for _, l := range b.CommandLines {
+		fl = append(fl, ParseFlags(l))
+	}
+	return fl, false
+}
+
+// CompilerCheck compares the compiler identity in .comment with the spec.
+func CompilerCheck(b *BinaryInfo, c variants.Compiler) Check {
+	ch := Check{Name: "binary compiler"}
+	var clang, gcc []string
+	for _, s := range b.Comments {
+		switch {
+		case strings.Contains(s, "clang version"):
+			clang = append(clang, s)
+		case strings.HasPrefix(s, "GCC:"):
+			gcc = append(gcc, s)
+		}
+	}
+	recorded := strings.Join(b.Comments, " | ")
+	if len(b.Comments) == 0 {
+		ch.Detail = "the binary has no .comment section: the compiler cannot be confirmed"
+		return ch
+	}
+	switch c.Family {
+	case "gcc":
+		ok := len(gcc) > 0 && len(clang) == 0
+		if ok && c.Version != "" {
+			ok = false
+			for _, s := range gcc {
+				if strings.Contains(s, ") "+c.Version+".") || strings.HasSuffix(s, ") "+c.Version) {
+					ok = true
+				}
+			}
+		}
+		ch.OK = ok
+	case "clang":
+		ch.OK = len(clang) > 0
+		if ch.OK && c.Version != "" {
+			ch.OK = false
+			for _, s := range clang {
+				if strings.Contains(s, "clang version "+c.Version+".") || strings.Contains(s, "clang version "+c.Version+" ") {
+					ch.OK = true
+				}
+			}
+		}
+	case "zig":
+		// zig cc is clang inside; its .comment names clang (and zig's bootstrap).
+		ch.OK = len(clang) > 0
+	default:
+		ch.Detail = fmt.Sprintf("unknown compiler family %q in the spec; binary records: %s", c.Family, recorded)
+		return ch
+	}
+	if ch.OK {
+		ch.Detail = fmt.Sprintf("spec %s; binary records %s", c, recorded)
+	} else {
+		ch.Detail = fmt.Sprintf("MISMATCH: spec %s but the binary records %s", c, recorded)
+	}
+	return ch
+}
+
+// FlagChecks compares the -O level, -march, -mtune and LTO recorded in the
+// binary with the spec. A binary that records no command line fails them:
+// without the record the flags cannot be confirmed.
+func FlagChecks(b *BinaryInfo, v variants.Variant) []Check {
+	if len(b.CommandLines) == 0 {
+		msg := "the binary has no .GCC.command.line section (built without -frecord-gcc-switches/-frecord-command-line): its flags cannot be confirmed"
+		return []Check{{Name: "binary -O level", Detail: msg}}
+	}
+	fl, own := b.RedisFlags()
+	scope := "Redis's own sources (-std=c11)"
+	if !own {
+		scope = "all recorded command lines (Redis's own could not be told apart)"
+	}
+	var out []Check
+	// -O level
+	levels := distinct(fl, func(f Flags) string { return f.Opt })
+	want := strings.TrimPrefix(v.Opt, "-")
+	c := Check{Name: "binary -O level"}
+	if own {
+		c.OK = len(levels) == 1 && levels[0] == want
+	} else {
+		c.OK = slices.Contains(levels, want)
+	}
+	c.Detail = fmt.Sprintf("spec -%s; %s record %s", want, scope, dashed(levels))
+	if !c.OK {
+		c.Detail = "MISMATCH: " + c.Detail
+		if v.Compiler.Family == "zig" {
+			c.Detail += " (zig cc passes its own optimization level to its clang: the binary was not built at the level the spec asks for)"
+		}
+	}
+	out = append(out, c)
+	// -march / -mtune: the spec's value must be what Redis's sources were built with.
+	for _, m := range []struct {
+		name, want string
+		get        func(Flags) string
+	}{
+		{"binary -march", v.March, func(f Flags) string { return f.March }},
+		{"binary -mtune", v.Mtune, func(f Flags) string { return f.Mtune }},
+	} {
+		got := distinct(fl, m.get)
+		c := Check{Name: m.name}
+		switch {
+		case m.want == "":
+			c.OK = true
+			c.Detail = fmt.Sprintf("spec: compiler default; recorded %s", orNone(got))
+		case m.want == "native":
+			// gcc records -march=native as the CPU it resolved to.
+			c.OK = len(got) > 0 && !slices.Contains(got, "")
+			c.Detail = fmt.Sprintf("spec native; recorded %s", orNone(got))
+		default:
+			c.OK = len(got) == 1 && got[0] == m.want || !own && slices.Contains(got, m.want)
+			c.Detail = fmt.Sprintf("spec %s; %s record %s", m.want, scope, orNone(got))
+		}
+		if !c.OK {
+			c.Detail = "MISMATCH: " + c.Detail
+		}
+		out = append(out, c)
+	}
+	// LTO
+	lto := false
+	for _, f := range fl {
+		lto = lto || f.LTO
+	}
+	wantLTO := v.LTO != "" && v.LTO != "off"
+	c = Check{Name: "binary LTO", OK: lto == wantLTO}
+	c.Detail = fmt.Sprintf("spec lto=%s; recorded command lines %s link-time optimization", orOff(v.LTO), map[bool]string{true: "show", false: "do not show"}[lto])
+	if !c.OK {
+		c.Detail = "MISMATCH: " + c.Detail
+	}
+	return append(out, c)
+}
+
+func distinct(fl []Flags, get func(Flags) string) []string {
+	var out []string
+	for _, f := range fl {
+		if s := get(f); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func dashed(ls []string) string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = "-" + l
+	}
+	return strings.Join(out, ", ")
+}
+
+func orNone(ls []string) string {
+	var out []string
+	for _, l := range ls {
+		if l == "" {
+			l = "(none)"
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return "(none)"
+	}
+	return strings.Join(out, ", ")
+}
+
+func orOff(s string) string {
+	if s == "" {
+		return "off"
+	}
+	return s
+}
+
+// AllocatorFromBinary says what the binary links for malloc, as far as its
+// ELF tells: the DT_NEEDED allocator library, or a static jemalloc.
+func AllocatorFromBinary(b *BinaryInfo) string {
+	for _, n := range b.Needed {
+		switch {
+		case strings.HasPrefix(n, "libjemalloc"):
+			return variants.AllocJemallocSystem
+		case strings.HasPrefix(n, "libmimalloc"):
+			return variants.AllocMimalloc
+		case strings.HasPrefix(n, "libtcmalloc"):
+			return variants.AllocTcmalloc
+		}
+	}
+	if b.JemallocSyms {
+		return variants.AllocJemalloc
+	}
+	if !b.Symbols {
+		return "" // stripped: cannot tell bundled jemalloc from libc
+	}
+	return variants.AllocLibc
+}

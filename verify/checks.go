@@ -1,0 +1,261 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// Engine is what the checks need from Docker Engine (engine.Client).
+type Engine interface {
+	ImageLabels(ctx context.Context, ref string) (map[string]string, error)
+	StartServer(ctx context.Context, s engine.ServerSpec) (*engine.Server, error)
+	WaitReady(ctx context.Context, s *engine.Server, timeout time.Duration) error
+	Exec(ctx context.Context, containerID string, cmd []string, user string) (stdout, stderr string, exitCode int, err error)
+	Logs(ctx context.Context, containerID string) (string, error)
+	Remove(ctx context.Context, containerID string) error
+	CopyFileFromImage(ctx context.Context, image, path string) ([]byte, error)
+}
+
+// Label keys the checks compare with the spec.
+const labelPrefix = "io.redis-variants."
+
+// ServerBinary is where the image keeps redis-server.
+func ServerBinary(v variants.Variant) string {
+	if v.Kind == variants.KindDistro {
+		return "/usr/bin/redis-server"
+	}
+	return "/usr/local/bin/redis-server"
+}
+
+// ImageChecks starts image (host network) and checks it against v: PING,
+// SET/GET, the Redis version, the allocator that runs, the compiler and
+// flags recorded in the binary, the user, the labels. Every check is run;
+// a check that cannot be done is a failed check saying why.
+func ImageChecks(ctx context.Context, e Engine, v variants.Variant, image string) []Check {
+	var checks []Check
+	add := func(name string, ok bool, format string, a ...any) {
+		checks = append(checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	}
+
+	labels, err := e.ImageLabels(ctx, image)
+	if err != nil {
+		add("labels", false, "reading the image's labels: %v", err)
+	} else {
+		checks = append(checks, LabelChecks(labels, v)...)
+	}
+
+	bin, binErr := e.CopyFileFromImage(ctx, image, ServerBinary(v))
+	var info *BinaryInfo
+	if binErr == nil {
+		info, binErr = ReadBinary(bin)
+	}
+	if binErr != nil {
+		add("binary", false, "reading %s from the image: %v", ServerBinary(v), binErr)
+	} else if v.Kind == variants.KindVariant {
+		checks = append(checks, CompilerCheck(info, v.Compiler))
+		checks = append(checks, FlagChecks(info, v)...)
+	} else {
+		// references are not built with recorded switches: say what they record.
+		add("binary compiler", true, "reference (%s): records %s", v.Kind, strings.Join(info.Comments, " | "))
+	}
+
+	srv, err := e.StartServer(ctx, engine.ServerSpec{Image: image, Network: "host", Labels: map[string]string{labelPrefix + "verify": v.Name}})
+	if err != nil {
+		add("start", false, "starting the image: %v", err)
+		return checks
+	}
+	defer e.Remove(context.WithoutCancel(ctx), srv.ID)
+	if err := e.WaitReady(ctx, srv, 30*time.Second); err != nil {
+		logs, _ := e.Logs(ctx, srv.ID)
+		add("start", false, "the server did not answer PING: %v; logs: %s", err, tailLines(logs, 10))
+		return checks
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Protocol: 2, DisableIdentity: true})
+	defer rdb.Close()
+
+	if pong, err := rdb.Ping(ctx).Result(); err != nil || pong != "PONG" {
+		add("ping", false, "PING: %q, %v", pong, err)
+	} else {
+		add("ping", true, "PONG")
+	}
+	val := "verify-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if err := rdb.Set(ctx, "redis-variants:verify", val, 0).Err(); err != nil {
+		add("set/get", false, "SET: %v", err)
+	} else if got, err := rdb.Get(ctx, "redis-variants:verify").Result(); err != nil || got != val {
+		add("set/get", false, "GET returned %q (%v), want %q", got, err, val)
+	} else {
+		add("set/get", true, "round trip of %d bytes", len(val))
+	}
+
+	infoServer, err := infoFields(ctx, rdb, "server")
+	if err != nil {
+		add("redis version", false, "INFO server: %v", err)
+		return checks
+	}
+	ver := infoServer["redis_version"]
+	switch {
+	case v.Redis == "":
+		add("redis version", true, "spec names no version; server reports %s", ver)
+	default:
+		add("redis version", ver == v.Redis, "spec %s; server reports redis_version %s", v.Redis, ver)
+	}
+	pid := infoServer["process_id"]
+
+	infoMem, err := infoFields(ctx, rdb, "memory")
+	if err != nil {
+		add("allocator", false, "INFO memory: %v", err)
+	} else {
+		maps, _, code, err := e.Exec(ctx, srv.ID, []string{"cat", "/proc/" + pid + "/maps"}, "")
+		if err != nil || code != 0 {
+			maps = ""
+		}
+		checks = append(checks, AllocatorCheck(v.Allocator, infoMem["mem_allocator"], maps, info))
+	}
+
+	status, _, code, err := e.Exec(ctx, srv.ID, []string{"cat", "/proc/" + pid + "/status"}, "")
+	if err != nil || code != 0 {
+		add("user", false, "reading /proc/%s/status in the container: exit %d, %v", pid, code, err)
+	} else {
+		checks = append(checks, UserCheck(status))
+	}
+	return checks
+}
+
+func infoFields(ctx context.Context, rdb *redis.Client, section string) (map[string]string, error) {
+	s, err := rdb.Info(ctx, section).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, l := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// AllocatorCheck compares the allocator the spec asks for with what the
+// running server reports (INFO mem_allocator), what is mapped into its
+// process (/proc/PID/maps; mimalloc interposes malloc and Redis reports
+// "libc") and, when given, what the binary links.
+func AllocatorCheck(want, memAllocator, procMaps string, bin *BinaryInfo) Check {
+	c := Check{Name: "allocator"}
+	mapped := func(lib string) bool { return strings.Contains(procMaps, lib) }
+	linked := ""
+	if bin != nil {
+		linked = AllocatorFromBinary(bin)
+	}
+	evidence := fmt.Sprintf("mem_allocator=%s", memAllocator)
+	if procMaps != "" {
+		var libs []string
+		for _, l := range []string{"libmimalloc", "libjemalloc", "libtcmalloc"} {
+			if mapped(l) {
+				libs = append(libs, l)
+			}
+		}
+		evidence += fmt.Sprintf(", allocator libraries mapped: %s", orNone(libs))
+	} else {
+		evidence += ", process maps not readable"
+	}
+	if linked != "" {
+		evidence += ", binary links " + linked
+	}
+	switch want {
+	case variants.AllocJemalloc:
+		c.OK = strings.HasPrefix(memAllocator, "jemalloc-") && !mapped("libjemalloc") && linked != variants.AllocJemallocSystem
+	case variants.AllocJemallocSystem:
+		c.OK = strings.HasPrefix(memAllocator, "jemalloc-") && (mapped("libjemalloc") || linked == variants.AllocJemallocSystem)
+	case variants.AllocTcmalloc:
+		c.OK = strings.HasPrefix(memAllocator, "tcmalloc")
+	case variants.AllocLibc:
+		c.OK = memAllocator == "libc" && !mapped("libmimalloc") && !mapped("libjemalloc") && !mapped("libtcmalloc")
+	case variants.AllocMimalloc:
+		// Redis cannot tell mimalloc from libc: the proof is the library in the process.
+		c.OK = memAllocator == "libc" && (mapped("libmimalloc") || linked == variants.AllocMimalloc)
+		if c.OK && !mapped("libmimalloc") {
+			evidence += " (linked, but not seen mapped)"
+		}
+	default:
+		c.Detail = fmt.Sprintf("unknown allocator %q in the spec; %s", want, evidence)
+		return c
+	}
+	c.Detail = fmt.Sprintf("spec %s; %s", want, evidence)
+	if !c.OK {
+		c.Detail = "MISMATCH: " + c.Detail
+	}
+	return c
+}
+
+// UserCheck reads a /proc/PID/status and checks the server runs as the
+// unprivileged redis user (uid 999), not root.
+func UserCheck(status string) Check {
+	c := Check{Name: "user"}
+	for _, l := range strings.Split(status, "\n") {
+		if rest, ok := strings.CutPrefix(l, "Uid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			c.OK = f[0] == "999" && (len(f) < 2 || f[1] == "999")
+			c.Detail = fmt.Sprintf("server process uid (real, effective) %s, want 999 (redis)", strings.Join(f[:min(2, len(f))], ", "))
+			return c
+		}
+	}
+	c.Detail = "no Uid line in the process status"
+	return c
+}
+
+// LabelChecks compares the image's labels with the spec.
+func LabelChecks(labels map[string]string, v variants.Variant) []Check {
+	want := map[string]string{"id": v.ID, "name": v.Name}
+	if v.Kind == variants.KindVariant {
+		want["allocator"] = v.Allocator
+		want["compiler"] = v.Compiler.String()
+		want["opt"] = v.Opt
+		want["lto"] = orOff(v.LTO)
+		want["march"] = v.March
+		want["mtune"] = v.Mtune
+	}
+	var bad, good []string
+	for _, k := range []string{"id", "name", "allocator", "compiler", "opt", "march", "mtune", "lto"} {
+		w, ok := want[k]
+		if !ok {
+			continue
+		}
+		got, present := labels[labelPrefix+k]
+		switch {
+		case !present && w == "":
+			good = append(good, k+"=(unset)")
+		case !present:
+			bad = append(bad, fmt.Sprintf("%s missing (spec %q)", labelPrefix+k, w))
+		case got != w:
+			bad = append(bad, fmt.Sprintf("%s=%q but spec %q", labelPrefix+k, got, w))
+		default:
+			good = append(good, k+"="+got)
+		}
+	}
+	c := Check{Name: "labels", OK: len(bad) == 0}
+	if c.OK {
+		c.Detail = "agree with the spec: " + strings.Join(good, " ")
+	} else {
+		c.Detail = "MISMATCH: " + strings.Join(bad, "; ")
+	}
+	return []Check{c}
+}
+
+func tailLines(s string, n int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, " | ")
+}

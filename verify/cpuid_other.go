@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package verify
+
+func cpuidFlags() []string { return nil }

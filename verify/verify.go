@@ -1,0 +1,229 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	bk "github.com/moby/buildkit/client"
+
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// Options tune a verification.
+type Options struct {
+	Profile       string   // quick (default) or full
+	Units         []string // replaces the profile's unit list for the in-build suite (tests, quick runs)
+	ExternalUnits []string // units run against the image from outside (default ExternalQuickUnits; full: the same plus more)
+	NoExternal    bool     // skip the external run
+	SourcesDir    string   // the source cache (.state/cache/sources): the tarball's tests/ for the external run
+	CPUFlags      []string // this machine's CPU flags (nil: HostCPUFlags)
+	Log           io.Writer
+}
+
+// Verifier verifies images.
+type Verifier struct {
+	Engine   Engine
+	BuildKit *bk.Client                               // nil: no in-build suite (reported as not run, which fails a variant that needs it)
+	Render   func(v variants.Variant) (Recipe, error) // the recipe with the test stages
+	Run      *results.Run                             // where logs and reports go
+	Opt      Options
+}
+
+// Verify runs everything for variant v whose image is image, writes
+// verify/<name>.json and returns the report. It never returns early with
+// an error: every problem is in the report and fails it.
+func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, image string) Report {
+	start := time.Now()
+	r := Report{Variant: v.Name, ID: v.ID, Image: image, Profile: vf.Opt.Profile}
+	if r.Profile == "" {
+		r.Profile = ProfileQuick
+	}
+	logf := func(format string, a ...any) {
+		if vf.Opt.Log != nil {
+			fmt.Fprintf(vf.Opt.Log, "verify %s: "+format+"\n", append([]any{v.Name}, a...)...)
+		}
+	}
+	finish := func() Report {
+		r.Problems = nil
+		if why := r.Suite.failedReason(); why != "" {
+			r.Problems = append(r.Problems, "suite in the build: "+why)
+		}
+		if r.External != nil {
+			if why := r.External.failedReason(); why != "" {
+				r.Problems = append(r.Problems, "suite against the image: "+why)
+			} else if !r.External.Ran {
+				r.Problems = append(r.Problems, "suite against the image did not run: "+r.External.Note)
+			}
+		}
+		for _, c := range r.Checks {
+			if !c.OK {
+				r.Problems = append(r.Problems, "check "+c.Name+": "+c.Detail)
+			}
+		}
+		r.Status = StatusPassed
+		if len(r.Problems) > 0 {
+			r.Status = StatusFailed
+		}
+		r.Duration = time.Since(start)
+		r.Finished = time.Now().UTC()
+		if vf.Run != nil {
+			if err := Write(vf.Run, r); err != nil {
+				logf("writing report: %v", err)
+			}
+		}
+		return r
+	}
+
+	// The ISA gate comes first: nothing of the image runs on a CPU it cannot run on.
+	flags := vf.Opt.CPUFlags
+	if flags == nil {
+		var err error
+		if flags, err = HostCPUFlags(); err != nil {
+			r.Checks = append(r.Checks, Check{Name: "isa", Detail: err.Error()})
+			return finish()
+		}
+	}
+	labels, err := vf.Engine.ImageLabels(ctx, image)
+	if err != nil {
+		r.Checks = append(r.Checks, Check{Name: "image", Detail: fmt.Sprintf("image %s: %v", image, err)})
+		return finish()
+	}
+	if err := ISAGate(labels, flags); err != nil {
+		r.Checks = append(r.Checks, Check{Name: "isa", Detail: err.Error()})
+		r.Suite.Note = "not run: refused by the ISA gate"
+		return finish()
+	}
+	r.Checks = append(r.Checks, Check{Name: "isa", OK: true, Detail: fmt.Sprintf("image needs %s; this CPU is x86-64-%s", orV1(labels[LabelISALevel]), HostLevel(flags))})
+
+	known, err := LoadKnown(v.Redis)
+	if err != nil {
+		known = &KnownList{}
+		logf("%v", err)
+	}
+
+	// 1. The suite inside the build.
+	if v.Kind == variants.KindDistro {
+		r.Suite = Suite{Note: "not run: a distribution package has no build tree"}
+	} else {
+		logf("running the %s suite in the build", r.Profile)
+		r.Suite = vf.buildSuite(ctx, v, r.Profile, known)
+		logf("suite: %d passed, %d failed, %d known, %d skipped, %d ignored in %s",
+			r.Suite.Passed, r.Suite.Failed, r.Suite.Known, r.Suite.Skipped, r.Suite.Ignored, r.Suite.Duration.Round(time.Second))
+	}
+
+	// 2. Checks on the finished image.
+	logf("checking the image")
+	r.Checks = append(r.Checks, ImageChecks(ctx, vf.Engine, v, image)...)
+
+	// 3. The suite against the running image.
+	if !vf.Opt.NoExternal {
+		units := vf.Opt.ExternalUnits
+		if len(units) == 0 {
+			units = ExternalQuickUnits
+		}
+		tarball := filepath.Join(vf.Opt.SourcesDir, "sha256", v.Source.SHA256)
+		tmp, err := os.MkdirTemp("", "redis-variants-external-")
+		if err == nil {
+			defer os.RemoveAll(tmp)
+			var tree string
+			if tree, err = ExtractTestTree(tarball, tmp); err == nil {
+				logf("running %s against the image", strings.Join(units, " "))
+				r.External = ExternalSuite(ctx, vf.Engine, image, tree, units, known, v.Allocator, v.Compiler.Family)
+			}
+		}
+		if err != nil {
+			r.External = &Suite{Aborted: "the external run could not start: " + err.Error()}
+		}
+	}
+	return finish()
+}
+
+func orV1(level string) string {
+	if level == "" {
+		return "the x86-64 baseline (no isa label)"
+	}
+	if level == "native" {
+		return "the build CPU's flags (-march=native)"
+	}
+	return "x86-64-" + level
+}
+
+// buildSuite runs the profile in the build, applies the known list and
+// retries each unknown failure once on its own.
+func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, profile string, known *KnownList) Suite {
+	start := time.Now()
+	if vf.BuildKit == nil || vf.Render == nil {
+		return Suite{Ran: true, ExitCode: -1, Aborted: "no BuildKit client: the suite in the build could not run"}
+	}
+	rec, err := vf.Render(v)
+	if err != nil {
+		return Suite{Ran: true, ExitCode: -1, Aborted: "rendering the recipe: " + err.Error()}
+	}
+	if v.Kind == variants.KindOfficial {
+		rec.Target = OfficialSuiteTarget
+	}
+	args, err := SuiteArgs(profile, vf.Opt.Units)
+	if err != nil {
+		return Suite{Ran: true, ExitCode: -1, Aborted: err.Error()}
+	}
+	var progress io.Writer
+	if vf.Run != nil {
+		if err := os.MkdirAll(vf.Run.Path("logs"), 0o755); err == nil {
+			if f, err := os.Create(vf.Run.Path("logs", v.Name+".verify.log")); err == nil {
+				defer f.Close()
+				progress = f
+			}
+		}
+	}
+	out, err := RunSuite(ctx, vf.BuildKit, rec, args, "", progress)
+	if err != nil {
+		return Suite{Ran: true, ExitCode: -1, Args: args, Aborted: err.Error(), Duration: time.Since(start)}
+	}
+	var resolve UnitResolver
+	tmp, err := os.MkdirTemp("", "redis-variants-index-")
+	if err == nil {
+		defer os.RemoveAll(tmp)
+		if tree, err := ExtractTestTree(filepath.Join(vf.Opt.SourcesDir, "sha256", v.Source.SHA256), tmp); err == nil {
+			if idx, err := LoadTestIndex(filepath.Join(tree, "tests")); err == nil {
+				resolve = idx.Resolve
+			}
+		}
+	}
+	s, retry := Judge(ParseRuntest(out.Log, resolve), out.ExitCode, known, v.Allocator, v.Compiler.Family)
+	s.Args = args
+	if vf.Run != nil {
+		rel := filepath.Join("verify", v.Name+".runtest.log")
+		if err := results.WriteFile(vf.Run.Path(rel), []byte(out.Log)); err == nil {
+			s.Log = vf.Run.Path(rel)
+		}
+	}
+	if out.Wall >= time.Duration(out.Seconds)*time.Second {
+		s.Note = fmt.Sprintf("runtest ran %ds in the build (solve %s)", out.Seconds, out.Wall.Round(time.Second))
+	} else {
+		s.Note = fmt.Sprintf("the test stage was cached: same binaries and arguments as an earlier run (solve %s)", out.Wall.Round(time.Second))
+	}
+	for _, t := range retry {
+		if t.Unit == "" {
+			ApplyRetry(&s, Retry{Name: t.Name, Detail: "cannot retry: runtest did not say which unit the test is in"})
+			continue
+		}
+		rs := time.Now()
+		ro, err := RunSuite(ctx, vf.BuildKit, rec, RetryArgs(t.Unit, t.Name), fmt.Sprintf("retry-%d", time.Now().UnixNano()), progress)
+		r := Retry{Name: t.Name, Unit: t.Unit, Duration: time.Since(rs)}
+		if err != nil {
+			r.Detail = "retry could not run: " + err.Error()
+		} else {
+			r.ExitCode = ro.ExitCode
+			r.Passed, r.Detail = RetryPassed(ro.Log, ro.ExitCode, t.Name)
+		}
+		ApplyRetry(&s, r)
+	}
+	s.Duration = time.Since(start)
+	return s
+}
