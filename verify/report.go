@@ -26,6 +26,8 @@ import (
 const (
 	StatusPassed = "passed"
 	StatusFailed = "failed"
+	// StatusInterrupted is a verification cut short (Ctrl-C): never written.
+	StatusInterrupted = "interrupted"
 )
 
 // Test statuses.

@@ -12,6 +12,7 @@ import (
 	bk "github.com/moby/buildkit/client"
 
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/sources"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -22,8 +23,11 @@ type Options struct {
 	ExternalUnits []string // units run against the image from outside (default ExternalQuickUnits; full: the same plus more)
 	NoExternal    bool     // skip the external run
 	SourcesDir    string   // the source cache (.state/cache/sources): the tarball's tests/ for the external run
-	CPUFlags      []string // this machine's CPU flags (nil: HostCPUFlags)
-	Log           io.Writer
+	// Sources are the plan's sources: a reference without a source of its
+	// own (the distro package) takes its tests from redis-<version>.
+	Sources  map[string]variants.Source
+	CPUFlags []string // this machine's CPU flags (nil: HostCPUFlags)
+	Log      io.Writer
 }
 
 // Verifier verifies images.
@@ -72,6 +76,12 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, image string
 		}
 		r.Duration = time.Since(start)
 		r.Finished = time.Now().UTC()
+		if ctx.Err() != nil {
+			// An interrupted verification is no verdict: nothing is
+			// written, so a re-run verifies this image again.
+			r.Status = StatusInterrupted
+			return r
+		}
 		if vf.Run != nil {
 			if err := Write(vf.Run, r); err != nil {
 				logf("writing report: %v", err)
@@ -127,8 +137,11 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, image string
 		if len(units) == 0 {
 			units = ExternalQuickUnits
 		}
-		tarball := filepath.Join(vf.Opt.SourcesDir, "sha256", v.Source.SHA256)
-		tmp, err := os.MkdirTemp("", "redis-variants-external-")
+		tarball, err := vf.testTarball(v)
+		var tmp string
+		if err == nil {
+			tmp, err = os.MkdirTemp("", "redis-variants-external-")
+		}
 		if err == nil {
 			defer os.RemoveAll(tmp)
 			var tree string
@@ -142,6 +155,26 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, image string
 		}
 	}
 	return finish()
+}
+
+// testTarball is the cached source archive whose tests/ belong to v: its
+// own source (whichever of its URL and fallbacks is cached), or for a
+// reference without one, the plan's redis-<version> source.
+func (vf *Verifier) testTarball(v variants.Variant) (string, error) {
+	src := v.Source
+	if src.SHA256 == "" {
+		s, ok := vf.Opt.Sources["redis-"+v.Redis]
+		if !ok {
+			return "", fmt.Errorf("no source for Redis %s to take the tests from (add redis-%s to sources)", v.Redis, v.Redis)
+		}
+		src = s
+	}
+	c := sources.New(vf.Opt.SourcesDir)
+	sum, err := c.Resolve(src)
+	if err != nil {
+		return "", err
+	}
+	return c.Path(sum), nil
 }
 
 func orV1(level string) string {
@@ -187,9 +220,10 @@ func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, profile 
 	}
 	var resolve UnitResolver
 	tmp, err := os.MkdirTemp("", "redis-variants-index-")
-	if err == nil {
+	tarball, terr := vf.testTarball(v)
+	if err == nil && terr == nil {
 		defer os.RemoveAll(tmp)
-		if tree, err := ExtractTestTree(filepath.Join(vf.Opt.SourcesDir, "sha256", v.Source.SHA256), tmp); err == nil {
+		if tree, err := ExtractTestTree(tarball, tmp); err == nil {
 			if idx, err := LoadTestIndex(filepath.Join(tree, "tests")); err == nil {
 				resolve = idx.Resolve
 			}

@@ -110,7 +110,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			r, err := dockerfiles.Render(v, ropt)
 			return verify.Recipe{Dockerfile: r.Dockerfile, BuildArgs: r.BuildArgs, Contexts: r.Contexts}, err
 		},
-		Opt: verify.Options{Profile: o.Profile, Units: o.Units, NoExternal: o.NoExternal, SourcesDir: sources, Log: errw},
+		Opt: verify.Options{Profile: o.Profile, Units: o.Units, NoExternal: o.NoExternal, SourcesDir: sources, Sources: plan.Sources, Log: errw},
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(errw, "verifying %d images of %s (profile %s)\n", len(vs), run.Dir, o.Profile)
@@ -131,6 +131,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			r = notBuilt(run, v, o.Profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
 		default:
 			r = vf.Verify(ctx, v, b.Image)
+			if r.Status == verify.StatusInterrupted {
+				return fmt.Errorf("verifying %s: interrupted (nothing written for it; run again to verify it): %w", v.Name, ctx.Err())
+			}
 		}
 		reports = append(reports, r)
 		if r.Status != verify.StatusPassed {
