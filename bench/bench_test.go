@@ -504,6 +504,18 @@ printf '{"config":{},"results":[{"test":"%s","title":"%s","requests":7,"ops_per_
 	if !strings.HasPrefix(res.Title, "loadgen --json -t SET --host 127.0.0.1 --port 1") {
 		t.Fatalf("generator got %q", res.Title)
 	}
+	// An LRANGE test also reports loadgen's preparatory LPUSH: the LRANGE
+	// result is the one taken (this failed every LRANGE trial once).
+	two := `#!/bin/sh
+printf '{"config":{},"results":[{"test":"LPUSH (needed to benchmark LRANGE)","requests":600},{"test":"LRANGE_100","requests":9}]}\n'
+`
+	if err := os.WriteFile(bin, []byte(two), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err = g.Generate(context.Background(), loadgen.Config{Addr: "127.0.0.1:1", Tests: []string{"LRANGE_100"}}, "")
+	if err != nil || res.Test != "LRANGE_100" || res.Requests != 9 {
+		t.Fatalf("LRANGE generator: %+v, %v", res, err)
+	}
 	// A generator that fails says why.
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'connection refused' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)

@@ -109,17 +109,34 @@ func (g ExecGenerator) Generate(ctx context.Context, cfg loadgen.Config, cpus st
 		return loadgen.Result{}, cpu, ctx.Err()
 	}
 	var rep loadgen.Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Results) != 1 {
+	err = json.Unmarshal(stdout.Bytes(), &rep)
+	// loadgen, like redis-benchmark, runs "LPUSH (needed to benchmark
+	// LRANGE)" before an LRANGE test: the result wanted is the one named.
+	res, found := pickResult(rep.Results, cfg.Tests[0])
+	if err != nil || !found {
 		msg := strings.TrimSpace(stderr.String())
 		if runErr != nil {
 			return loadgen.Result{}, cpu, fmt.Errorf("generator %s: %v: %s", strings.Join(args, " "), runErr, msg)
 		}
-		return loadgen.Result{}, cpu, fmt.Errorf("generator %s: reading its JSON report (%d results): %v: %s", strings.Join(args, " "), len(rep.Results), err, msg)
+		return loadgen.Result{}, cpu, fmt.Errorf("generator %s: reading its JSON report (%d results, none for %s): %v: %s", strings.Join(args, " "), len(rep.Results), cfg.Tests[0], err, msg)
 	}
-	if runErr != nil && rep.Results[0].Requests == 0 {
-		return rep.Results[0], cpu, fmt.Errorf("generator: %v: %s", runErr, strings.TrimSpace(stderr.String()))
+	if runErr != nil && res.Requests == 0 {
+		return res, cpu, fmt.Errorf("generator: %v: %s", runErr, strings.TrimSpace(stderr.String()))
 	}
-	return rep.Results[0], cpu, nil
+	return res, cpu, nil
+}
+
+// pickResult finds the result of test among a generator's results.
+func pickResult(rs []loadgen.Result, test string) (loadgen.Result, bool) {
+	for _, r := range rs {
+		if strings.EqualFold(r.Test, test) {
+			return r, true
+		}
+	}
+	if len(rs) == 1 {
+		return rs[0], true
+	}
+	return loadgen.Result{}, false
 }
 
 // InProcess runs loadgen.Run in this process. It does not pin to cpus (Go
