@@ -71,13 +71,45 @@ type Flags struct {
 	Mtune string
 	LTO   bool // -flto*, or GCC's link-time ("GNU GIMPLE ... -fltrans") record
 	Line  string
+	// TargetCPU and Features are what zig cc hands its clang
+	// (-Xclang -target-cpu X, -Xclang -target-feature +f): zig resolves
+	// -march itself and records no -march.
+	TargetCPU string
+	Features  []string // enabled ("+") features, without the "+"
+}
+
+// zigNative describes a zig command line that targets more than the
+// x86-64 baseline: the build CPU's features, which is what native means.
+func (f Flags) zigNative() (string, bool) {
+	if f.TargetCPU == "" {
+		return "", false
+	}
+	has := func(x string) bool { return slices.Contains(f.Features, x) }
+	ok := has("sse4.2") || has("avx2") || f.TargetCPU != "x86-64" && f.TargetCPU != "baseline"
+	return fmt.Sprintf("-target-cpu %s with %d features enabled (avx2: %v, avx512f: %v)", f.TargetCPU, len(f.Features), has("avx2"), has("avx512f")), ok
 }
 
 // ParseFlags reads one .GCC.command.line entry; the last of each option wins.
 func ParseFlags(line string) Flags {
 	f := Flags{Opt: "O0", Line: line}
-	for _, tok := range strings.Fields(line) {
+	toks := strings.Fields(line)
+	// next returns the value after toks[i], skipping zig's -Xclang markers.
+	next := func(i int) string {
+		for j := i + 1; j < len(toks); j++ {
+			if toks[j] != "-Xclang" {
+				return toks[j]
+			}
+		}
+		return ""
+	}
+	for i, tok := range toks {
 		switch {
+		case tok == "-target-cpu":
+			f.TargetCPU = next(i)
+		case tok == "-target-feature":
+			if v := next(i); strings.HasPrefix(v, "+") {
+				f.Features = append(f.Features, v[1:])
+			}
 		case tok == "-O":
 			f.Opt = "O1"
 		case strings.HasPrefix(tok, "-O"):
@@ -214,6 +246,17 @@ func FlagChecks(b *BinaryInfo, v variants.Variant) []Check {
 		case m.want == "":
 			c.OK = true
 			c.Detail = fmt.Sprintf("spec: compiler default; recorded %s", orNone(got))
+		case m.want == "native" && v.Compiler.Family == "zig":
+			// zig cc resolves native itself: it records the CPU and
+			// its features for its clang instead of -march.
+			c.OK = len(fl) > 0
+			var desc string
+			for _, f := range fl {
+				d, ok := f.zigNative()
+				c.OK = c.OK && ok
+				desc = d
+			}
+			c.Detail = fmt.Sprintf("spec native; zig cc recorded %s", orNone([]string{desc}))
 		case m.want == "native":
 			// gcc records -march=native as the CPU it resolved to.
 			c.OK = len(got) > 0 && !slices.Contains(got, "")
