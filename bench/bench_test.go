@@ -439,12 +439,12 @@ func TestArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "loadgen --json -t GET --host 127.0.0.1 --port 7000 -c 50 -P 16 -d 3 -r 1000 --duration 2s --warmup 1s"
+	want := "loadgen --json --exact-tests -t GET --host 127.0.0.1 --port 7000 -c 50 -P 16 -d 3 -r 1000 --duration 2s --warmup 1s"
 	if got := strings.Join(args, " "); got != want {
 		t.Fatalf("Args = %q\nwant   %q", got, want)
 	}
 	args, _ = Args(loadgen.Config{Socket: "/tmp/s/redis.sock", Tests: []string{"SET"}, Requests: 10})
-	if got := strings.Join(args, " "); got != "loadgen --json -t SET --socket /tmp/s/redis.sock -n 10" {
+	if got := strings.Join(args, " "); got != "loadgen --json --exact-tests -t SET --socket /tmp/s/redis.sock -n 10" {
 		t.Fatalf("socket Args = %q", got)
 	}
 	if _, err := Args(loadgen.Config{Addr: "x:1", Tests: []string{"SET", "GET"}}); err == nil {
@@ -501,7 +501,7 @@ printf '{"config":{},"results":[{"test":"%s","title":"%s","requests":7,"ops_per_
 	if res.Test != "0" || res.Requests != 7 {
 		t.Fatalf("generator ran on CPUs %q (want 0), requests %d", res.Test, res.Requests)
 	}
-	if !strings.HasPrefix(res.Title, "loadgen --json -t SET --host 127.0.0.1 --port 1") {
+	if !strings.HasPrefix(res.Title, "loadgen --json --exact-tests -t SET --host 127.0.0.1 --port 1") {
 		t.Fatalf("generator got %q", res.Title)
 	}
 	// An LRANGE test also reports loadgen's preparatory LPUSH: the LRANGE

@@ -36,7 +36,7 @@ func Args(cfg loadgen.Config) ([]string, error) {
 	if len(cfg.Tests) != 1 {
 		return nil, fmt.Errorf("the generator runs one test at a time, got %q", cfg.Tests)
 	}
-	args := []string{"loadgen", "--json", "-t", cfg.Tests[0]}
+	args := []string{"loadgen", "--json", "--exact-tests", "-t", cfg.Tests[0]}
 	if cfg.Socket != "" {
 		args = append(args, "--socket", cfg.Socket)
 	} else {

@@ -80,6 +80,9 @@ func lrangeTest(n int, last int) testDef {
 }
 
 // lpushForLRANGE is redis-benchmark's preparation test for LRANGE_*.
+// LPushForLRANGE is the LPUSH pass redis-benchmark (and -t here) runs before LRANGE tests.
+const LPushForLRANGE = lpushForLRANGE
+
 const lpushForLRANGE = "LPUSH (needed to benchmark LRANGE)"
 
 // testDefs lists the tests in redis-benchmark's order, MIXED last.

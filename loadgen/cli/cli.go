@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +23,7 @@ func NewCommand() *cobra.Command {
 		host      string
 		port      int
 		tests     string
+		exact     bool
 		csvOut    bool
 		jsonOut   bool
 		procs     int
@@ -61,6 +64,14 @@ request's intended send time (corrected for coordinated omission).`,
 			t, err := loadgen.ParseTests(tests)
 			if err != nil {
 				return err
+			}
+			if exact {
+				// Only the named tests: no "LPUSH (needed to benchmark
+				// LRANGE)" pass (Run fills the list itself), so the
+				// server's work during the run is the named test's alone.
+				t = slices.DeleteFunc(t, func(name string) bool {
+					return name == loadgen.LPushForLRANGE && !strings.Contains(strings.ToLower(tests), "lpush (")
+				})
 			}
 			cfg.Tests = t
 			if cmd.Flags().Changed("duration") && !cmd.Flags().Changed("requests") {
@@ -103,6 +114,7 @@ request's intended send time (corrected for coordinated omission).`,
 	f.IntVarP(&cfg.DataSize, "data-size", "d", 3, "value size in bytes")
 	f.IntVarP(&cfg.Keyspace, "keyspace", "r", 0, "use random keys in [0,N) (0 = one fixed key, like redis-benchmark)")
 	f.StringVarP(&tests, "tests", "t", "", "comma-separated tests, as redis-benchmark -t (default: all of redis-benchmark's)")
+	f.BoolVar(&exact, "exact-tests", false, "run only the tests named (no separate LPUSH pass before LRANGE tests; the list is filled unmeasured)")
 	f.IntVar(&cfg.Threads, "threads", 0, "goroutines driving the connections (0 = one per connection)")
 	f.IntVar(&procs, "procs", 0, "GOMAXPROCS for the generator (0 = Go's default)")
 	f.Float64Var(&cfg.Rate, "rate", 0, "open loop: requests/s in total, latency from intended send time (0 = closed loop)")
