@@ -280,7 +280,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		}
 	}
 	q, f := p.Profiles["quick"], p.Profiles["full"]
-	if q.Duration != 3*time.Second || q.Warmup != time.Second || q.Budget != 20*time.Minute || q.Keyspace != 100000 || q.MaxTrials != 6 {
+	if q.Duration != 2*time.Second || q.Warmup != time.Second || q.Budget != 25*time.Minute || q.Keyspace != 100000 || q.MaxTrials != 5 || fmt.Sprint(q.Pipelines) != "[16]" {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(f.Tests) != 8 || f.Budget != 3*time.Hour || fmt.Sprint(f.Pipelines) != "[1 16]" || f.Trials != 5 || f.MaxTrials != 12 {
@@ -302,7 +302,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	if f := p.Profiles["full"]; f.Trials != 7 || f.Duration != 10*time.Second || len(f.Tests) != 8 {
 		t.Errorf("partial full = %+v", f)
 	}
-	if m := p.Profiles["mine"]; m.Name != "mine" || fmt.Sprint(m.Tests) != "[INCR]" || m.Duration != 3*time.Second {
+	if m := p.Profiles["mine"]; m.Name != "mine" || fmt.Sprint(m.Tests) != "[INCR]" || m.Duration != 2*time.Second {
 		t.Errorf("custom profile = %+v", m)
 	}
 }
