@@ -116,7 +116,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 	th.Alpha = 0.01 // an A/A false positive must be rare enough for CI: 6 vs 6 trials still reach p = 0.004
 	th.Primary = "o2-a"
 	r := rank.Rank(trials, th)
-	lr := rank.Bench{Test: "LRANGE_100", Pipeline: 1}
+	lr := rank.Bench{Test: "LRANGE_100", Pipeline: 16}
 	aa, ok1 := r.Comparison("host", lr, "o2-b", "o2-a")
 	o0, ok2 := r.Comparison("host", lr, "o0", "o2-a")
 	if !ok1 || !ok2 {
