@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -31,21 +30,6 @@ variants:
   - {name: method-o0, opt: O0}
 `
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test folder")
-		}
-		dir = parent
-	}
-}
-
 // TestMethodOnRealBuilds is the proof that the method works on real images
 // and real load: the same -O2 image under two names (A/A) must come out
 // tied, and a -O0 build of the same source must come out slower than -O2,
@@ -55,7 +39,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs buildkitd, Docker Engine and the source cache")
 	}
-	root := repoRoot(t)
+	root := enginetest.RepoRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	plan, err := variants.Parse("method.yaml", []byte(methodPlan))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -41,32 +42,13 @@ variants:
   - {name: gcc-badflag, compiler: gcc-12, opt: O1, allocator: libc, cflags: [-fthis-flag-does-not-exist]}
 `
 
-// repoRoot walks up from the test's folder to go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test folder")
-		}
-		dir = parent
-	}
-}
-
 func TestBuildIntegration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs buildkitd and Docker Engine")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
-	root := repoRoot(t)
+	root := enginetest.RepoRoot(t)
 	sources := filepath.Join(root, ".state", "cache", "sources")
 
 	plan, err := variants.Parse("integration.yaml", []byte(integrationYAML))

@@ -159,3 +159,23 @@ func lock(ctx context.Context, name string) (func(), error) {
 		}
 	}
 }
+
+// RepoRoot walks up from the test's folder to go.mod: integration tests
+// find the source cache (.state/cache/sources) under it.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test folder")
+		}
+		dir = parent
+	}
+}
