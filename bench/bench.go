@@ -1,11 +1,14 @@
-// Package bench runs every built image under every runtime configuration
-// through the Docker Engine: the server pinned to its CPUs, the load
-// generator to the others, a fresh container per trial, a readiness wait
-// and a warmup before each measured window. Trials are interleaved across
-// images in a seeded, shuffled round-robin so machine drift hits all alike;
-// after the minimum count, more trials go to the cells whose comparisons are
-// still unseparated (rank.NeedMore) until they separate, reach the maximum,
-// or the time budget is spent. Every finished trial is written at once,
+// Package bench measures built images through the Docker Engine.
+//
+// The ranking rests on co-scheduled pairs (pairs.go): an image's server and
+// the primary reference's pinned to the same CPUs and loaded at the same
+// time, each one's CPU time per operation read from its cgroup, so the
+// vCPU's waves of speed cancel in their ratio; the primary reference
+// paired with itself is the A/A control in every run. Standalone trials
+// (one server alone, as before) give absolute ops/s and latency. The whole
+// design (which replicates, which side first, which trials, in which order)
+// is drawn from a recorded seed before anything is measured; nothing
+// depends on the data. Every finished window and trial is written at once,
 // atomically, so an interrupted run resumes where it stopped.
 package bench
 
@@ -18,6 +21,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +32,7 @@ import (
 
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/loadgen"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
@@ -59,17 +64,22 @@ type Options struct {
 	Runtimes []variants.Runtime // runtime configurations
 	Profile  variants.Profile
 
-	Trials    int           // minimum trials per cell (0 = Profile.Trials, at least 1)
-	MaxTrials int           // adaptive repetition stops here (0 = Profile.MaxTrials)
-	Budget    time.Duration // no new trial starts after this long (0 = Profile.Budget; <0 = none)
+	Primary    string        // the primary reference: every pair's base (usually the plan's first reference)
+	Trials     int           // standalone trials per cell (0 = Profile.Trials; < 0 = none)
+	Replicates int           // replicates per pair (0 = Profile.Replicates)
+	Budget     time.Duration // no new measurement starts after this long (0 = Profile.Budget; <0 = none)
+	// MinSaturation is the least share of the server CPUs a pair's two
+	// servers must use together in a window (0 = MinSaturation).
+	MinSaturation float64
+	// CPU reads a container's cgroup CPU time (nil = machine.ContainerCPUNanos).
+	CPU func(containerID string) (uint64, error)
 
-	Generator  Generator         // nil = ExecGenerator{}
-	Seed       int64             // shuffle seed (0 = from the clock); recorded in bench.json
-	LockFile   string            // machine lock shared with the builder ("" = none)
-	Labels     map[string]string // put on every container; when set, the start-up sweep is limited to containers carrying them
-	Thresholds rank.Thresholds   // for NeedMore (zero = rank.DefaultThresholds)
-	ReadyWait  time.Duration     // readiness timeout per trial (0 = 30s)
-	Log        io.Writer         // progress (nil = discard)
+	Generator Generator         // nil = ExecGenerator{}
+	Seed      int64             // shuffle seed (0 = from the clock); recorded in bench.json
+	LockFile  string            // machine lock shared with the builder ("" = none)
+	Labels    map[string]string // put on every container; when set, the start-up sweep is limited to containers carrying them
+	ReadyWait time.Duration     // readiness timeout per trial (0 = 30s)
+	Log       io.Writer         // progress (nil = discard)
 }
 
 // Cell is one (image, runtime, test, pipeline) combination.
@@ -83,21 +93,28 @@ type Failure struct {
 
 // Summary is what a bench run did; it is written to bench.json.
 type Summary struct {
-	Seed        int64         `json:"seed"`
-	Profile     string        `json:"profile"`
-	Images      []Image       `json:"images"`
-	Cells       int           `json:"cells"`
-	Planned     int           `json:"planned"` // cells × minimum trials
-	Resumed     int           `json:"resumed"` // trials found from an earlier run
-	Done        int           `json:"done"`    // trials finished by this run
-	Total       int           `json:"total"`   // trials on disk now
-	Rounds      int           `json:"rounds"`  // rounds started by this run
-	BudgetSpent bool          `json:"budget_spent"`
-	Failures    []Failure     `json:"failures,omitempty"`
-	Dropped     []Cell        `json:"dropped,omitempty"` // cells given up after repeated failures
-	Warnings    []string      `json:"warnings,omitempty"`
-	Elapsed     time.Duration `json:"elapsed"`
-	Finished    time.Time     `json:"finished"`
+	Seed              int64         `json:"seed"`
+	Profile           string        `json:"profile"`
+	Images            []Image       `json:"images"`
+	Cells             int           `json:"cells"`
+	Planned           int           `json:"planned"` // cells × minimum trials
+	Primary           string        `json:"primary"`
+	PlannedReplicates int           `json:"planned_replicates"`
+	Replicates        int           `json:"replicates"`      // replicates on disk now
+	Windows           int           `json:"windows"`         // windows on disk now
+	DoneReplicates    int           `json:"done_replicates"` // replicates this run measured windows of
+	DoneWindows       int           `json:"done_windows"`
+	ResumedWindows    int           `json:"resumed_windows"`
+	FailedReplicates  []string      `json:"failed_replicates,omitempty"`
+	Resumed           int           `json:"resumed"` // trials found from an earlier run
+	Done              int           `json:"done"`    // trials finished by this run
+	Total             int           `json:"total"`   // trials on disk now
+	BudgetSpent       bool          `json:"budget_spent"`
+	Failures          []Failure     `json:"failures,omitempty"`
+	Dropped           []Cell        `json:"dropped,omitempty"` // cells given up after repeated failures
+	Warnings          []string      `json:"warnings,omitempty"`
+	Elapsed           time.Duration `json:"elapsed"`
+	Finished          time.Time     `json:"finished"`
 }
 
 // maxCellFailures is how many failed trials drop a cell.
@@ -154,8 +171,19 @@ func cellOf(t rank.Trial) Cell {
 	return Cell{Image: t.Variant, Runtime: t.Runtime, Test: t.Test, Pipeline: max(t.Pipeline, 1)}
 }
 
-// Run benchmarks o.Images under o.Runtimes with o.Profile. It returns the
-// summary even on error (an interrupted run reports what it finished).
+// unit is one scheduled measurement: a replicate of a pair, or a
+// standalone trial of a cell.
+type unit struct {
+	pair *pairSlot
+	cell Cell
+	rep  int
+}
+
+// Run benchmarks o.Images under o.Runtimes with o.Profile: the
+// co-scheduled pairs that decide the ranking (see planPairs) and the
+// standalone trials that give absolute figures, all in one seeded random
+// order fixed before anything is measured. It returns the summary even on
+// error (an interrupted run reports what it finished).
 func Run(ctx context.Context, o Options) (Summary, error) {
 	start := time.Now()
 	log := o.Log
@@ -169,16 +197,25 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if gen == nil {
 		gen = ExecGenerator{}
 	}
-	minT := o.Trials
-	if minT == 0 {
-		minT = o.Profile.Trials
+	cpuOf := o.CPU
+	if cpuOf == nil {
+		cpuOf = machine.ContainerCPUNanos
 	}
-	minT = max(minT, 1)
-	maxT := o.MaxTrials
-	if maxT == 0 {
-		maxT = o.Profile.MaxTrials
+	switch {
+	case o.Trials < 0:
+		o.Profile.Trials = 0
+	case o.Trials > 0:
+		o.Profile.Trials = o.Trials
 	}
-	maxT = max(maxT, minT)
+	if o.Replicates > 0 {
+		o.Profile.Replicates = o.Replicates
+	}
+	if o.Profile.Replicates > 0 && o.Profile.Windows < 1 {
+		return Summary{}, fmt.Errorf("bench: profile %s asks for %d replicates per pair but no windows per test (windows: N)", o.Profile.Name, o.Profile.Replicates)
+	}
+	if o.Profile.Replicates%2 != 0 {
+		return Summary{}, fmt.Errorf("bench: %d replicates per pair: must be even, the sides are swapped in half of them", o.Profile.Replicates)
+	}
 	budget := o.Budget
 	if budget == 0 {
 		budget = o.Profile.Budget
@@ -187,11 +224,6 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if seed == 0 {
 		seed = time.Now().UnixNano()
 	}
-	th := o.Thresholds
-	if th.Confidence == 0 {
-		th = rank.DefaultThresholds()
-	}
-	th.MinTrials, th.MaxTrials = minT, maxT
 	sum := Summary{Seed: seed, Profile: o.Profile.Name}
 
 	tests := make([]string, 0, len(o.Profile.Tests))
@@ -201,6 +233,12 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	pipes := o.Profile.Pipelines
 	if len(pipes) == 0 {
 		pipes = []int{1}
+	}
+	var benches []rank.Bench
+	for _, t := range tests {
+		for _, p := range pipes {
+			benches = append(benches, rank.Bench{Test: t, Pipeline: max(p, 1)})
+		}
 	}
 
 	// Images: skip those whose verification failed, flag the unverified.
@@ -231,17 +269,84 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	for _, rt := range o.Runtimes {
 		rts[rt.Name] = rt
 	}
-	var cells []Cell
-	for _, im := range images {
+
+	// The design, fixed before measuring.
+	rng := rand.New(rand.NewSource(seed))
+	primary := o.Primary
+	if _, ok := byName[primary]; !ok {
+		primary = ""
+	}
+	var slots []pairSlot
+	pairsOK := true
+	if primary == "" {
+		w := fmt.Sprintf("no primary reference among the images (want %q): standalone trials only, which do not rank reliably on a shared machine", o.Primary)
+		fmt.Fprintln(log, w)
+		sum.Warnings = append(sum.Warnings, w)
+		pairsOK = false
+	} else if o.Profile.Replicates > 0 {
 		for _, rt := range o.Runtimes {
-			for _, t := range tests {
-				for _, p := range pipes {
-					cells = append(cells, Cell{Image: im.Name, Runtime: rt.Name, Test: t, Pipeline: max(p, 1)})
+			cpus, err := machine.ParseCPUList(rt.ServerCPUs)
+			if err != nil {
+				return sum, fmt.Errorf("bench: runtime %s: server_cpus: %w", rt.Name, err)
+			}
+			ccpus, err := machine.ParseCPUList(rt.ClientCPUs)
+			if err != nil {
+				return sum, fmt.Errorf("bench: runtime %s: client_cpus: %w", rt.Name, err)
+			}
+			if runtime.NumCPU() < 2 || len(cpus) == 0 || len(ccpus) == 0 {
+				w := fmt.Sprintf("runtime %s: co-scheduled pairs need the servers and the generators on separate CPUs (server_cpus %q, client_cpus %q, %d CPUs here): standalone trials only",
+					rt.Name, rt.ServerCPUs, rt.ClientCPUs, runtime.NumCPU())
+				fmt.Fprintln(log, w)
+				sum.Warnings = append(sum.Warnings, w)
+				pairsOK = false
+			}
+		}
+		if pairsOK {
+			slots = planPairs(images, o.Runtimes, o.Profile, primary, rng)
+			for _, rt := range o.Runtimes[1:] {
+				if o.Profile.AxisReplicates > 0 && !FairAxis(o.Runtimes[0], rt) {
+					w := fmt.Sprintf("runtime axis %s vs %s: not co-scheduled (docker-proxy runs outside the server's cgroup and takes the generators' CPU, so the pair cannot be saturated); compared by the standalone trials' end-to-end figures", rt.Name, o.Runtimes[0].Name)
+					fmt.Fprintln(log, w)
+					sum.Warnings = append(sum.Warnings, w)
 				}
 			}
 		}
 	}
-	sum.Cells, sum.Planned = len(cells), len(cells)*minT
+	var units []unit
+	for i := range slots {
+		units = append(units, unit{pair: &slots[i]})
+	}
+	// Standalone trials: every image under the runtimes it is ranked
+	// under; the primary reference under the others too (the runtime
+	// axes' end-to-end figures).
+	ranked := map[string]bool{}
+	for i, rt := range o.Runtimes {
+		if i == 0 || o.Profile.Runtimes == variants.RuntimesAll {
+			ranked[rt.Name] = true
+		}
+	}
+	var cells []Cell
+	for _, im := range images {
+		for _, rt := range o.Runtimes {
+			if !ranked[rt.Name] && im.Name != primary && primary != "" {
+				continue
+			}
+			for _, b := range benches {
+				c := Cell{Image: im.Name, Runtime: rt.Name, Test: b.Test, Pipeline: b.Pipeline}
+				cells = append(cells, c)
+				for r := 0; r < o.Profile.Trials; r++ {
+					units = append(units, unit{cell: c, rep: r})
+				}
+			}
+		}
+	}
+	rng.Shuffle(len(units), func(i, j int) { units[i], units[j] = units[j], units[i] })
+	sum.Cells, sum.Planned = len(cells), len(cells)*o.Profile.Trials
+	sum.PlannedReplicates = len(slots)
+	sum.Primary = primary
+	if err := o.Run.WriteJSON("bench-plan.json", benchPlan{Seed: seed, Profile: o.Profile, Primary: primary, Units: describe(units)}); err != nil {
+		return sum, fmt.Errorf("bench: %w", err)
+	}
 
 	// Never benchmark while building.
 	if o.LockFile != "" {
@@ -263,22 +368,28 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("bench: resuming: %w", err)
 	}
+	reps, err := LoadReplicates(o.Run)
+	if err != nil {
+		return sum, fmt.Errorf("bench: resuming: %w", err)
+	}
 	sum.Resumed = len(trials)
-	counts := map[Cell]int{}
-	nextRep := map[Cell]int{}
+	doneTrial := map[string]bool{}
 	seq := 0
 	for _, t := range trials {
-		c := cellOf(t)
-		counts[c]++
-		nextRep[c] = max(nextRep[c], t.Rep+1)
+		doneTrial[TrialRel(cellOf(t), t.Rep)] = true
 		seq = max(seq, t.Seq+1)
 	}
-	if sum.Resumed > 0 {
-		fmt.Fprintf(log, "resuming: %d trial(s) already done\n", sum.Resumed)
+	repByRel := map[string]*rank.Replicate{}
+	for i := range reps {
+		repByRel[PairRel(reps[i].PairKey, reps[i].Rep)] = &reps[i]
+		seq = max(seq, reps[i].Seq+1)
 	}
-	planned := map[Cell]bool{}
-	for _, c := range cells {
-		planned[c] = true
+	sum.ResumedWindows = 0
+	for _, r := range reps {
+		sum.ResumedWindows += len(r.Windows)
+	}
+	if sum.Resumed+sum.ResumedWindows > 0 {
+		fmt.Fprintf(log, "resuming: %d trial(s) and %d window(s) of %d replicate(s) already done\n", sum.Resumed, sum.ResumedWindows, len(reps))
 	}
 
 	cpuModel := readCPUModel()
@@ -287,12 +398,23 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return sum, fmt.Errorf("bench: socket folder: %w", err)
 	}
 	defer os.RemoveAll(sockRoot)
+	env := &pairEnv{o: o, gen: gen, byName: byName, rts: rts, benches: benches, sockRoot: sockRoot, cpu: cpuOf,
+		cpuModel: cpuModel, log: func(f string, a ...any) { fmt.Fprintf(log, f, a...) }}
 
 	failures := map[Cell]int{}
 	dropped := map[Cell]bool{}
-	rng := rand.New(rand.NewSource(seed))
 	finish := func(err error) (Summary, error) {
 		sum.Total = len(trials)
+		all, lerr := LoadReplicates(o.Run)
+		if lerr == nil {
+			sum.Replicates = len(all)
+			for _, r := range all {
+				sum.Windows += len(r.Windows)
+				if r.Failed != "" {
+					sum.FailedReplicates = append(sum.FailedReplicates, fmt.Sprintf("%s #%d: %s", r.PairKey, r.Rep, r.Failed))
+				}
+			}
+		}
 		sum.Elapsed = time.Since(start)
 		sum.Finished = time.Now().UTC()
 		for c := range dropped {
@@ -304,82 +426,109 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		}
 		return sum, err
 	}
-	for {
-		// Which cells need a trial this round.
-		// Round-robin: a round brings every cell at the lowest count one
-		// trial further, so a resumed run evens out before going on.
-		level := minT
-		for _, c := range cells {
-			if !dropped[c] {
-				level = min(level, counts[c])
-			}
+	fmt.Fprintf(log, "bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), seed %d\n",
+		len(slots), countPairs(slots), o.Profile.Windows, len(benches), sum.Planned, seed)
+	for n, u := range units {
+		if err := ctx.Err(); err != nil {
+			return finish(err)
 		}
-		var need []Cell
-		for _, c := range cells {
-			if !dropped[c] && counts[c] == level && level < minT {
-				need = append(need, c)
-			}
+		if budget > 0 && time.Since(start) >= budget {
+			sum.BudgetSpent = true
+			fmt.Fprintf(log, "time budget %s spent: stopping after %d of %d measurements; the design is incomplete\n", budget, n, len(units))
+			return finish(nil)
 		}
-		if len(need) == 0 && maxT > minT {
-			var mine []rank.Trial
-			for _, t := range trials {
-				if planned[cellOf(t)] {
-					mine = append(mine, t)
-				}
+		if u.pair != nil {
+			sl := u.pair
+			rel := PairRel(sl.key, sl.rep)
+			rep := repByRel[rel]
+			if rep == nil {
+				rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: cpuModel}
+				seq++
+				repByRel[rel] = rep
 			}
-			for _, c := range rank.NeedMore(mine, th) {
-				c.Pipeline = max(c.Pipeline, 1)
-				if planned[c] && !dropped[c] && counts[c] < maxT {
-					need = append(need, c)
-				}
-			}
-		}
-		if len(need) == 0 {
-			break
-		}
-		sort.Slice(need, func(i, j int) bool { return need[i].String() < need[j].String() })
-		rng.Shuffle(len(need), func(i, j int) { need[i], need[j] = need[j], need[i] })
-		sum.Rounds++
-		fmt.Fprintf(log, "round %d: %d trial(s)\n", sum.Rounds, len(need))
-		for _, c := range need {
-			if err := ctx.Err(); err != nil {
-				return finish(err)
-			}
-			if budget > 0 && time.Since(start) >= budget {
-				sum.BudgetSpent = true
-				fmt.Fprintf(log, "time budget %s spent: stopping with %d of %d planned trials\n", budget, len(trials), sum.Planned)
-				return finish(nil)
-			}
-			im, rt := byName[c.Image], rts[c.Runtime]
-			t, err := runTrial(ctx, o, gen, im, rt, c, sockRoot)
-			if err != nil {
-				if ctx.Err() != nil {
-					return finish(ctx.Err())
-				}
-				failures[c]++
-				sum.Failures = append(sum.Failures, Failure{Cell: c, Error: err.Error()})
-				fmt.Fprintf(log, "  %s: FAILED: %v\n", c, err)
-				if failures[c] >= maxCellFailures {
-					dropped[c] = true
-					fmt.Fprintf(log, "  %s: giving up after %d failures\n", c, failures[c])
-				}
+			if rep.Failed != "" {
 				continue
 			}
-			t.Rep, t.Seq, t.CPUModel = nextRep[c], seq, cpuModel
-			t.VariantID, t.Reference = im.ID, im.Reference
-			if err := o.Run.WriteJSON(TrialRel(c, t.Rep), t); err != nil {
-				return finish(fmt.Errorf("bench: %w", err))
+			before := len(rep.Windows)
+			if err := env.runReplicate(ctx, rep); err != nil {
+				return finish(err)
 			}
-			nextRep[c]++
-			seq++
-			counts[c]++
-			trials = append(trials, t)
-			sum.Done++
-			fmt.Fprintf(log, "  %s #%d: %.0f ops/s, p99 %.3f ms, server %.0f ns/op, client CPU %.0f%%\n",
-				c, t.Rep, t.OpsPerSec, t.P99Ms, t.ServerCPUNsPerOp, 100*t.ClientCPUShare)
+			sum.DoneWindows += len(rep.Windows) - before
+			if len(rep.Windows) > before {
+				sum.DoneReplicates++
+			}
+			if strings.Contains(rep.Failed, ErrNoCgroup.Error()) {
+				return finish(fmt.Errorf("bench: co-scheduled pairs need each server's CPU time from its cgroup: %s (run with a profile of replicates: 0 for standalone trials only)", rep.Failed))
+			}
+			continue
 		}
+		c := u.cell
+		if doneTrial[TrialRel(c, u.rep)] || dropped[c] {
+			continue
+		}
+		im, rt := byName[c.Image], rts[c.Runtime]
+		t, err := runTrial(ctx, o, gen, im, rt, c, sockRoot)
+		if err != nil {
+			if ctx.Err() != nil {
+				return finish(ctx.Err())
+			}
+			failures[c]++
+			sum.Failures = append(sum.Failures, Failure{Cell: c, Error: err.Error()})
+			fmt.Fprintf(log, "  %s: FAILED: %v\n", c, err)
+			if failures[c] >= maxCellFailures {
+				dropped[c] = true
+				fmt.Fprintf(log, "  %s: giving up after %d failures\n", c, failures[c])
+			} else {
+				// measured again at the end
+				units = append(units, u)
+			}
+			continue
+		}
+		t.Rep, t.Seq, t.CPUModel = u.rep, seq, cpuModel
+		t.VariantID, t.Reference = im.ID, im.Reference
+		if err := o.Run.WriteJSON(TrialRel(c, t.Rep), t); err != nil {
+			return finish(fmt.Errorf("bench: %w", err))
+		}
+		doneTrial[TrialRel(c, t.Rep)] = true
+		seq++
+		trials = append(trials, t)
+		sum.Done++
+		fmt.Fprintf(log, "  %s #%d (standalone): %.0f ops/s, p99 %.3f ms, server %.0f ns/op, machine %.0f ns/op, client CPU %.0f%%\n",
+			c, t.Rep, t.OpsPerSec, t.P99Ms, t.ServerCPUNsPerOp, t.MachineCPUNsPerOp, 100*t.ClientCPUShare)
 	}
 	return finish(nil)
+}
+
+func countPairs(slots []pairSlot) int {
+	seen := map[rank.PairKey]bool{}
+	for _, s := range slots {
+		seen[s.key] = true
+	}
+	return len(seen)
+}
+
+// benchPlan is the design written before measuring (bench-plan.json).
+type benchPlan struct {
+	Seed    int64            `json:"seed"`
+	Profile variants.Profile `json:"profile"`
+	Primary string           `json:"primary"`
+	Units   []string         `json:"units"` // in the order they run
+}
+
+func describe(units []unit) []string {
+	out := make([]string, len(units))
+	for i, u := range units {
+		if u.pair != nil {
+			sw := ""
+			if u.pair.swapped {
+				sw = " (swapped)"
+			}
+			out[i] = fmt.Sprintf("pair %s #%d%s", u.pair.key, u.pair.rep, sw)
+		} else {
+			out[i] = fmt.Sprintf("trial %s #%d", u.cell, u.rep)
+		}
+	}
+	return out
 }
 
 // runTrial runs one trial of cell c in a fresh container.
@@ -426,22 +575,9 @@ func runTrial(ctx context.Context, o Options, gen Generator, im Image, rt varian
 	}
 	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
-	if err := rdb.FlushAll(ctx).Err(); err != nil {
-		return rank.Trial{}, fmt.Errorf("FLUSHALL: %w", err)
-	}
-	cfg := loadgen.Config{
-		Addr:     srv.Addr,
-		Socket:   srv.Socket,
-		Clients:  o.Profile.Clients,
-		Pipeline: c.Pipeline,
-		DataSize: o.Profile.DataSize,
-		Keyspace: o.Profile.Keyspace,
-		Tests:    []string{c.Test},
-	}
-	if srv.Addr == "" {
-		cfg.Addr = ""
-	} else {
-		cfg.Socket = "" // measure over TCP when the runtime has TCP
+	cfg := genConfig(srv, o.Profile, c.Bench(), o.Profile.Clients)
+	if err := flushAndFill(ctx, srv, cfg, readsKeys(c.Test)); err != nil {
+		return rank.Trial{}, err
 	}
 	// Warmup: its own generator run, so the server's CPU time can be read
 	// around the measured window alone.
@@ -456,20 +592,43 @@ func runTrial(ctx context.Context, o Options, gen Generator, im Image, rt varian
 	if cfg.Duration <= 0 {
 		cfg.Duration = 10 * time.Second
 	}
-	cpu0, err := o.Engine.CPUUsageNanos(ctx, srv.ID)
+	cpuOf := o.CPU
+	if cpuOf == nil {
+		cpuOf = machine.ContainerCPUNanos
+	}
+	readCPU := func() (uint64, error) {
+		if v, err := cpuOf(srv.ID); err == nil {
+			return v, nil
+		}
+		return o.Engine.CPUUsageNanos(ctx, srv.ID) // a remote engine: its stats API
+	}
+	proxies := machine.ProcessesNamed("docker-proxy")
+	proxyCPU := func() uint64 {
+		var t uint64
+		for _, pid := range proxies {
+			v, _ := machine.ProcessCPUNanos(pid)
+			t += v
+		}
+		return t
+	}
+	cpu0, err := readCPU()
 	if err != nil {
 		return rank.Trial{}, err
 	}
+	st0, _ := machine.ReadCPUTimes()
+	px0 := proxyCPU()
 	started := time.Now()
 	res, clientCPU, err := gen.Generate(ctx, cfg, rt.ClientCPUs)
 	wall := time.Since(started)
 	if err != nil {
 		return rank.Trial{}, err
 	}
-	cpu1, err := o.Engine.CPUUsageNanos(ctx, srv.ID)
+	cpu1, err := readCPU()
 	if err != nil {
 		return rank.Trial{}, err
 	}
+	st1, _ := machine.ReadCPUTimes()
+	px1 := proxyCPU()
 	if res.Requests == 0 {
 		return rank.Trial{}, fmt.Errorf("generator finished no request (%d errors: %q)", res.Errors, res.ErrorSamples)
 	}
@@ -486,6 +645,17 @@ func runTrial(ctx context.Context, o Options, gen Generator, im Image, rt varian
 	if cpu1 > cpu0 {
 		t.ServerCPUNsPerOp = float64(cpu1-cpu0) / float64(res.Requests)
 	}
+	if st0 != nil && st1 != nil {
+		// the whole machine's busy time (server, generator, docker-proxy,
+		// kernel), in ticks of 10 ms
+		busy := st1[-1].Busy() - st0[-1].Busy()
+		t.MachineCPUNsPerOp = float64(busy) * 1e7 / float64(res.Requests)
+		t.Steal = machine.StealShare(st0, st1, nil)
+	}
+	if len(proxies) > 0 && px1 > px0 {
+		t.ProxyCPUNsPerOp = float64(px1-px0) / float64(res.Requests)
+	}
+	t.Misses = res.Misses
 	ncpu, err := CountCPUs(rt.ClientCPUs)
 	if err != nil {
 		return rank.Trial{}, err

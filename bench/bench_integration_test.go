@@ -55,7 +55,7 @@ func TestBenchDockerEngine(t *testing.T) {
 			{Name: "unix", Network: "unix", Seccomp: "unconfined", ServerCPUs: "0", ClientCPUs: "1"},
 		},
 		Profile: variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 8, Pipelines: []int{1},
-			DataSize: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Trials: 2, MaxTrials: 2},
+			DataSize: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Trials: 2},
 		Seed:     7,
 		Labels:   session,
 		LockFile: t.TempDir() + "/machine.lock",

@@ -144,6 +144,13 @@ func (e *procEngine) CPUUsageNanos(ctx context.Context, id string) (uint64, erro
 	return (ut + st) * 1e7, nil // clock ticks of 10 ms
 }
 
+type cpuReader interface {
+	CPU(id string) (uint64, error)
+}
+
+// CPU is the fake's cgroup reader: the process's CPU time.
+func (e *procEngine) CPU(id string) (uint64, error) { return e.CPUUsageNanos(context.Background(), id) }
+
 // countingGen wraps a Generator and cancels after n measured runs.
 type countingGen struct {
 	Generator
@@ -172,13 +179,16 @@ func testOptions(t *testing.T, e Engine, images []Image) Options {
 		Engine: e,
 		Images: images,
 		Runtimes: []variants.Runtime{
-			{Name: "host", Network: "host", Seccomp: "default"},
-			{Name: "unix", Network: "unix", Seccomp: "default"},
+			{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+			{Name: "unix", Network: "unix", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 		},
 		Profile: variants.Profile{
 			Name: "test", Tests: []string{"set"}, Clients: 4, Pipelines: []int{1},
-			DataSize: 3, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Trials: 2, MaxTrials: 2,
+			DataSize: 3, Keyspace: 100, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Trials: 2,
 		},
+		Primary:   "a",
+		Trials:    0,
+		CPU:       e.(cpuReader).CPU,
 		Generator: InProcess{},
 		Seed:      42,
 		LockFile:  filepath.Join(t.TempDir(), "locks", "machine.lock"),
@@ -237,6 +247,8 @@ func TestRunResumeAfterInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	o := testOptions(t, e, twoImages())
+	// standalone trials: a (the primary) under host and unix, b under
+	// host (the ranked runtime), 2 each
 	gen := &countingGen{Generator: InProcess{}, cancel: cancel, after: 3}
 	o.Generator = gen
 	var log bytes.Buffer
@@ -248,7 +260,7 @@ func TestRunResumeAfterInterrupt(t *testing.T) {
 	if e.live() != 0 {
 		t.Fatalf("%d servers left after the interrupt", e.live())
 	}
-	if sum.Planned != 8 || sum.Done < 2 || sum.Done > 3 {
+	if sum.Planned != 6 || sum.Done < 2 || sum.Done > 3 {
 		t.Fatalf("interrupted summary: planned %d done %d", sum.Planned, sum.Done)
 	}
 	first := checkTrials(t, o.Run, sum.Done)
@@ -264,13 +276,13 @@ func TestRunResumeAfterInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum2.Resumed != len(first) || sum2.Done != 8-len(first) || sum2.Total != 8 {
+	if sum2.Resumed != len(first) || sum2.Done != 6-len(first) || sum2.Total != 6 {
 		t.Fatalf("resumed run: %+v", sum2)
 	}
 	if e.started-started != sum2.Done {
 		t.Fatalf("resumed run started %d servers for %d trials", e.started-started, sum2.Done)
 	}
-	all := checkTrials(t, o.Run, 8)
+	all := checkTrials(t, o.Run, 6)
 	for _, f := range first {
 		for _, a := range all {
 			if a.Seq == f.Seq && a.Started != f.Started {
@@ -285,22 +297,14 @@ func TestRunResumeAfterInterrupt(t *testing.T) {
 	if !cpuOK {
 		t.Fatal("no trial measured any server CPU time")
 	}
-	// Interleaving: the first round ran one trial of each cell.
-	firstRound := map[string]bool{}
-	for _, tr := range all[:4] {
-		firstRound[tr.Variant+"/"+tr.Runtime] = true
-	}
-	if len(firstRound) != 4 {
-		t.Fatalf("the first four trials cover %d cells, want all 4 (round-robin)", len(firstRound))
-	}
 	// A third run has nothing to do.
 	sum3, err := Run(context.Background(), o)
-	if err != nil || sum3.Done != 0 || sum3.Total != 8 {
+	if err != nil || sum3.Done != 0 || sum3.Total != 6 {
 		t.Fatalf("third run: %+v %v", sum3, err)
 	}
 }
 
-func TestRunSkipsFailsAndAdapts(t *testing.T) {
+func TestRunSkipsAndFails(t *testing.T) {
 	e := newProcEngine(t)
 	imgs := append(twoImages(),
 		Image{Name: "broken", Ref: "img:broken", Verified: "passed"},
@@ -310,7 +314,6 @@ func TestRunSkipsFailsAndAdapts(t *testing.T) {
 	e.failFor = "img:broken"
 	o := testOptions(t, e, imgs)
 	o.Runtimes = o.Runtimes[:1]
-	o.MaxTrials = 3 // a/fresh are the same server: never separated, so all go to 3
 	sum, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -330,8 +333,8 @@ func TestRunSkipsFailsAndAdapts(t *testing.T) {
 	for _, tr := range trials {
 		n[tr.Variant]++
 	}
-	if n["a"] != 3 || n["fresh"] != 3 || n["broken"] != 0 {
-		t.Fatalf("trials per image %v: want a and fresh at max_trials 3 (A/A never separates)", n)
+	if n["a"] != 2 || n["fresh"] != 2 || n["broken"] != 0 {
+		t.Fatalf("trials per image %v: want the profile's 2 for a and fresh, whatever the data", n)
 	}
 	if e.live() != 0 {
 		t.Fatalf("%d servers left", e.live())
@@ -522,5 +525,105 @@ printf '{"config":{},"results":[{"test":"LPUSH (needed to benchmark LRANGE)","re
 	}
 	if _, _, err := g.Generate(context.Background(), loadgen.Config{Addr: "127.0.0.1:1", Tests: []string{"SET"}}, ""); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("failing generator: %v", err)
+	}
+}
+
+// TestPairsResumeAndControl runs the co-scheduled design on the fake
+// engine (redis-server processes; their CPU time from /proc): an
+// interrupted run keeps every finished window, the resumed run measures
+// only what is missing, and the design has its A/A control, sides swapped
+// in half of each pair's replicates and a runtime axis.
+func TestPairsResumeAndControl(t *testing.T) {
+	e := newProcEngine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := testOptions(t, e, twoImages())
+	o.Trials = -1
+	o.Profile.Replicates, o.Profile.Windows, o.Profile.AxisReplicates = 2, 2, 2
+	o.Profile.Runtimes = variants.RuntimesFirst
+	o.MinSaturation = 1e-9 // the fake's servers are not pinned to one CPU
+	o.Generator = &countingGen{Generator: InProcess{}, cancel: cancel, after: 5}
+	sum, err := Run(ctx, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
+	}
+	if e.live() != 0 {
+		t.Fatalf("%d servers left after the interrupt", e.live())
+	}
+	if sum.PlannedReplicates != 6 {
+		t.Fatalf("planned %d replicates, want 6 (A/A, b vs a, axis unix vs host; 2 each)", sum.PlannedReplicates)
+	}
+	first, err := LoadReplicates(o.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]time.Time{}
+	for _, r := range first {
+		for _, w := range r.Windows {
+			kept[fmt.Sprintf("%s#%d/%d", r.PairKey, r.Rep, w.Index)] = w.Started
+		}
+	}
+	if len(kept) != 2 {
+		t.Fatalf("%d windows kept after an interrupt in the 3rd window, want the 2 finished", len(kept))
+	}
+	o.Generator = InProcess{}
+	sum2, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2.ResumedWindows != len(kept) || sum2.Windows != 12 || sum2.Replicates != 6 {
+		t.Fatalf("resumed: %+v", sum2)
+	}
+	all, _ := LoadReplicates(o.Run)
+	swaps := map[rank.PairKey]int{}
+	kinds := map[string]int{}
+	for _, r := range all {
+		kinds[r.Kind()]++
+		if r.Swapped {
+			swaps[r.PairKey]++
+		}
+		for _, w := range r.Windows {
+			if at, ok := kept[fmt.Sprintf("%s#%d/%d", r.PairKey, r.Rep, w.Index)]; ok && !at.Equal(w.Started) {
+				t.Errorf("window %s#%d/%d was measured again", r.PairKey, r.Rep, w.Index)
+			}
+			if w.Image.Requests <= 0 || w.Base.Requests <= 0 || w.Image.CPUNanos == 0 && w.Base.CPUNanos == 0 {
+				t.Errorf("window without a measurement: %+v", w)
+			}
+			if w.Image.Misses != 0 || w.Base.Misses != 0 {
+				t.Errorf("misses after prefill: %+v", w)
+			}
+		}
+	}
+	if kinds[rank.KindControl] != 2 || kinds[rank.KindImage] != 2 || kinds[rank.KindAxis] != 2 {
+		t.Fatalf("replicate kinds %v", kinds)
+	}
+	for k, n := range swaps {
+		if n != 1 {
+			t.Errorf("%s: %d of 2 replicates swapped, want 1", k, n)
+		}
+	}
+	rk := rank.Rank(nil, all, rank.DefaultThresholds())
+	if rk.Method != rank.MethodPairs || len(rk.Controls) != 1 {
+		t.Fatalf("ranking method %q controls %+v", rk.Method, rk.Controls)
+	}
+	if e.live() != 0 {
+		t.Fatalf("%d servers left", e.live())
+	}
+}
+
+// TestPairsWithoutCgroup: where no container's CPU time can be read the
+// bench stops with a clear error rather than ranking on nothing.
+func TestPairsWithoutCgroup(t *testing.T) {
+	e := newProcEngine(t)
+	o := testOptions(t, e, twoImages())
+	o.Trials = -1
+	o.Profile.Replicates, o.Profile.Windows = 2, 1
+	o.CPU = func(string) (uint64, error) { return 0, errors.New("no cgroup here") }
+	_, err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "cgroup") {
+		t.Fatalf("want a cgroup error, got %v", err)
+	}
+	if e.live() != 0 {
+		t.Fatalf("%d servers left", e.live())
 	}
 }

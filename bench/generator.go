@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis-variants/redis-variants/loadgen"
+	"github.com/redis-variants/redis-variants/machine"
 )
 
 // Generator runs one load-generator test (cfg.Tests holds exactly one name)
@@ -163,24 +164,12 @@ func (InProcess) Generate(ctx context.Context, cfg loadgen.Config, cpus string) 
 // CountCPUs returns how many CPUs a list such as "1", "2-3" or "0,2-5"
 // names; "" means every CPU of the machine.
 func CountCPUs(list string) (int, error) {
-	if strings.TrimSpace(list) == "" {
+	cpus, err := machine.ParseCPUList(list)
+	if err != nil {
+		return 0, err
+	}
+	if cpus == nil {
 		return runtime.NumCPU(), nil
 	}
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return 0, fmt.Errorf("CPU list %q: bad CPU %q", list, part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return 0, fmt.Errorf("CPU list %q: bad range %q", list, part)
-			}
-		}
-		n += b - a + 1
-	}
-	return n, nil
+	return len(cpus), nil
 }

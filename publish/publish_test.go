@@ -46,11 +46,12 @@ type fixtureVariant struct {
 	verify string // verify status ("" = passed, "none" = no report)
 }
 
-// standardFixture: gcc-o3-native is fastest, then gcc-o3-v3; a v2 build
-// failed verification, a zig build was never verified, gcc-o1 did not build.
+// standardFixture: gcc-o3-native is fastest, separated from gcc-o3-v3; a
+// v2 build failed verification (tied with clang-o2, which is no rival for
+// it), a zig build was never verified, gcc-o1 did not build.
 var standardFixture = []fixtureVariant{
 	{name: "gcc-o3-native", march: "native", level: "native", score: 1.20, rank: 1},
-	{name: "gcc-o3-v3", march: "x86-64-v3", level: "v3", score: 1.15, rank: 1},
+	{name: "gcc-o3-v3", march: "x86-64-v3", level: "v3", score: 1.15, rank: 2},
 	{name: "gcc-o2-v2", march: "x86-64-v2", level: "v2", score: 1.12, rank: 3, verify: verify.StatusFailed},
 	{name: "clang-o2", score: 1.10, rank: 3}, // no label: level from -march (none → v1)
 	{name: "zig-o2", march: "x86-64", level: "v1", score: 1.05, rank: 5, verify: "none"},
@@ -172,9 +173,35 @@ func TestSelectAllTagsAndRefusals(t *testing.T) {
 	if _, ok := ref["stock-debian"]; ok || len(ref) != 3 {
 		t.Errorf("refusals %v: want exactly the three unpublishable variants (a reference not asked for is silently left out)", ref)
 	}
-	// gcc-o3-v3 shares rank 1 with the best: recorded on the best image.
+	if got, ok := sel.Images[0].Meta[KeyBestTiedWith]; ok {
+		t.Errorf("best tied-with = %q on a separated best", got)
+	}
+}
+
+// TestSelectTiedBestGetsNoTag: the verdict decides the tag. When the best
+// variant shares its rank with another publishable image (or a
+// reference), no -best tag is given; its labels name the tied images.
+func TestSelectTiedBestGetsNoTag(t *testing.T) {
+	vs := append([]fixtureVariant(nil), standardFixture...)
+	vs[1].rank = 1 // gcc-o3-v3 tied with gcc-o3-native
+	run := writeFixture(t, vs, nil)
+	sel, err := Select(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"gcc-o3-native": {"7.0.15-gcc-o3-native"},
+		"gcc-o3-v3":     {"7.0.15-gcc-o3-v3", "7.0.15-best-v3"}, // native is no rival on a v3 CPU
+		"clang-o2":      {"7.0.15-clang-o2", "7.0.15-best-v1"},
+	}
+	if got := tagsOf(sel); !reflect.DeepEqual(got, want) {
+		t.Errorf("tags = %v, want %v", got, want)
+	}
 	if got := sel.Images[0].Meta[KeyBestTiedWith]; got != "gcc-o3-v3" {
-		t.Errorf("best tied-with = %q, want gcc-o3-v3", got)
+		t.Errorf("tied-with = %q, want gcc-o3-v3", got)
+	}
+	if w := strings.Join(sel.Warnings, "\n"); !strings.Contains(w, "7.0.15-best not given") || !strings.Contains(w, "tied with gcc-o3-v3") {
+		t.Errorf("warnings %q", sel.Warnings)
 	}
 }
 

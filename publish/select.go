@@ -261,6 +261,10 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	for _, c := range chosen {
 		isChosen[c.v.Name] = true
 	}
+	byName := map[string]candidate{}
+	for _, c := range eligible {
+		byName[c.v.Name] = c
+	}
 	assign := func(tag string, pick func(candidate) bool, redis string) {
 		var first *candidate
 		for i := range eligible {
@@ -277,6 +281,28 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 			}
 		}
 		if first == nil {
+			return
+		}
+		// The verdict decides: a best tag only for an image the ranking
+		// separated from the runner-up (a reference sharing its rank
+		// counts: the best is then not known to beat it).
+		var with []string
+		for _, e := range st.Entries {
+			if e.Image == first.v.Name || e.Rank != first.entry.Rank {
+				continue
+			}
+			// a rival for this tag: a reference (it runs anywhere) or a
+			// publishable image the tag's CPUs can run (one that failed
+			// or skipped verification is no product to choose instead)
+			if c, ok := byName[e.Image]; e.Reference || ok && c.v.Redis == redis && pick(c) {
+				with = append(with, e.Image)
+			}
+		}
+		if len(with) > 0 {
+			if tag == BestTag(redis, "") {
+				tied[first.v.Name] = with
+			}
+			sel.Warnings = append(sel.Warnings, fmt.Sprintf("tag %s not given: %q is tied with %s under runtime %s (its labels say so)", tag, first.v.Name, strings.Join(with, ", "), st.Runtime))
 			return
 		}
 		if !isChosen[first.v.Name] {

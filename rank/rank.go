@@ -170,6 +170,10 @@ type Comparison struct {
 	PAdj       float64 `json:"p_adj"` // Holm-adjusted over every comparison in the ranking
 	MinP       float64 `json:"min_p"` // smallest p these sample sizes can give at all
 	Verdict    string  `json:"verdict"`
+	// Short: the trials are too few for an interval at the simultaneous
+	// level; [Lo, Hi] then covers only Confidence, is not printed, and the
+	// verdict is a tie.
+	Short bool `json:"short,omitempty"`
 }
 
 // Score is an image's overall score against one reference under one
@@ -183,6 +187,9 @@ type Score struct {
 	PAdj      Num    `json:"p_adj"` // Holm-adjusted over every score comparison in the ranking
 	Benches   int    `json:"benches"`
 	Verdict   string `json:"verdict"`
+	// Derived: computed through the primary reference from two
+	// co-scheduled comparisons (their errors added), not measured as a pair.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // Entry is one image in one runtime's standings.
@@ -203,6 +210,7 @@ type Entry struct {
 // Standings is one runtime's ranking.
 type Standings struct {
 	Runtime string  `json:"runtime"`
+	Method  string  `json:"method"`  // MethodPairs or MethodStandalone
 	Primary string  `json:"primary"` // the reference the scores in Entries are against
 	Entries []Entry `json:"entries"`
 }
@@ -223,6 +231,7 @@ type AxisEffect struct {
 	P          float64 `json:"p"`
 	PAdj       float64 `json:"p_adj"` // Holm over all axis effects
 	Verdict    string  `json:"verdict"`
+	Short      bool    `json:"short,omitempty"` // as Comparison.Short
 }
 
 // Warning kinds.
@@ -235,6 +244,17 @@ const (
 	WarnInvalid        = "invalid-trial"
 	WarnUnderpowered   = "underpowered"
 	WarnIncomplete     = "incomplete"
+	WarnControl        = "control"         // the A/A control is significant, or cannot be judged
+	WarnUnbalanced     = "unbalanced"      // a pair's sides were not swapped in at least two replicates each
+	WarnDisagree       = "disagreement"    // standalone and co-scheduled verdicts differ in sign
+	WarnStandaloneOnly = "standalone-only" // no co-scheduled pairs: the ranking rests on the noisier standalone trials
+	WarnPairFailures   = "pair-failures"   // replicates given up
+)
+
+// Methods of a ranking.
+const (
+	MethodPairs      = "co-scheduled pairs"
+	MethodStandalone = "standalone trials"
 )
 
 // Warning is something the reader must know to trust the ranking.
@@ -256,9 +276,24 @@ type Ranking struct {
 	Comparisons []Comparison  `json:"comparisons"`
 	Axes        []AxisEffect  `json:"axes"`
 	Warnings    []Warning     `json:"warnings"`
-	Trials      int           `json:"trials"`   // trials given
-	Excluded    int           `json:"excluded"` // trials left out (no valid ops/s)
-	CPUModels   []string      `json:"cpu_models,omitempty"`
+	// Method is what the standings rest on: MethodPairs (each image's
+	// server CPU time per operation against the primary reference's,
+	// co-scheduled on the same CPUs) or, without pairs, MethodStandalone.
+	Method string `json:"method"`
+	// Pairs holds every co-scheduled result: the primary family (scores
+	// vs the primary reference), per-benchmark rows, controls and axes.
+	Pairs      []PairResult `json:"pairs"`
+	Controls   []Control    `json:"controls"` // the A/A contrast per runtime
+	Resolution Resolution   `json:"resolution"`
+	// SplitHalfMaxZ is the largest |z| between odd- and even-window
+	// estimates over the primary family and the controls.
+	SplitHalfMaxZ Num `json:"split_half_max_z"`
+	// Trustworthy is false when an A/A control is significant.
+	Trustworthy bool     `json:"trustworthy"`
+	Replicates  int      `json:"replicates"` // replicates given
+	Trials      int      `json:"trials"`     // standalone trials given
+	Excluded    int      `json:"excluded"`   // trials left out (no valid ops/s)
+	CPUModels   []string `json:"cpu_models,omitempty"`
 }
 
 // Standing returns the standings of runtime rt.
@@ -421,11 +456,15 @@ func compare(x, y *cellData, conf float64) (ratio, lo, hi, achieved float64, mw 
 	return ratio, math.Exp(hl.Lo), math.Exp(hl.Hi), hl.Confidence, mw
 }
 
-func verdict(pAdj, lo, hi, alpha float64) string {
-	if math.IsNaN(pAdj) || pAdj >= alpha {
-		return Tie
-	}
+// verdict reads a verdict from a simultaneous interval: faster or slower
+// only when it excludes 1. The intervals of the standalone statistics are
+// Bonferroni-simultaneous over their family, so the verdicts control the
+// family-wise error and an interval that excludes 1 is never printed
+// beside "tie"; the Holm-adjusted p-values are reported beside them.
+func verdict(lo, hi float64) string {
 	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
+		return Tie
 	case lo > 1:
 		return Faster
 	case hi < 1:
@@ -434,9 +473,12 @@ func verdict(pAdj, lo, hi, alpha float64) string {
 	return Tie
 }
 
-// Rank ranks the trials. See the package documentation and README for
-// the method; every threshold left zero takes its default.
-func Rank(trials []Trial, th Thresholds) Ranking {
+// Rank ranks the co-scheduled replicates and the standalone trials. The
+// standings of a runtime with image pairs come from the pairs; a runtime
+// with standalone trials only is ranked from them, with a warning. See
+// the package documentation and README for the method; every threshold
+// left zero takes its default.
+func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 	th = th.withDefaults()
 	d := group(trials, th)
 	r := Ranking{
@@ -460,7 +502,111 @@ func Rank(trials []Trial, th Thresholds) Ranking {
 	r.Standings = d.standings(boot)
 	r.Axes = d.axisEffects(boot)
 	r.Warnings = append(r.Warnings, d.powerWarnings(r.Comparisons)...)
+	r.Method, r.Trustworthy, r.Replicates = MethodStandalone, true, len(reps)
+	r.Pairs, r.Controls = []PairResult{}, []Control{}
+	r.Resolution = Resolution{Median: nan, Max: nan}
+	r.SplitHalfMaxZ = nan
+	pa := analysePairs(reps, th)
+	if len(pa.results) == 0 {
+		if len(r.Standings) > 0 {
+			r.Warnings = append(r.Warnings, Warning{WarnStandaloneOnly, "", "no co-scheduled pairs: the ranking rests on standalone trials, whose run-to-run spread on a shared machine is 10-30%"})
+		}
+		return r
+	}
+	r.Method = MethodPairs
+	r.Pairs, r.Controls, r.Resolution = pa.results, nonNilControls(pa.controls), pa.resolution
+	r.Warnings = append(r.Warnings, pa.warnings...)
+	r.Warnings = append(r.Warnings, disagreements(&pa, r.Comparisons)...)
+	for _, c := range pa.controls {
+		if c.Significant {
+			r.Trustworthy = false
+		}
+	}
+	maxZ := math.NaN()
+	for _, p := range pa.results {
+		if p.Test == "" && (p.Family == FamilyPrimary || p.Family == FamilyControl) && !p.SplitZ.IsNaN() {
+			if z := math.Abs(float64(p.SplitZ)); math.IsNaN(maxZ) || z > maxZ {
+				maxZ = z
+			}
+		}
+	}
+	r.SplitHalfMaxZ = Num(maxZ)
+	failed := 0
+	for _, rep := range reps {
+		if rep.Failed != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		r.Warnings = append(r.Warnings, Warning{WarnPairFailures, "", fmt.Sprintf("%d replicate(s) were given up after repeated failures; their images are ranked on the replicates that finished", failed)})
+	}
+	// Runtimes ranked by pairs replace their standalone standings.
+	refs := d.refs
+	for _, rep := range reps {
+		if rep.ImageReference && !contains(refs, rep.Image) {
+			refs = append(refs, rep.Image)
+		}
+		if !contains(refs, rep.Base) {
+			refs = append(refs, rep.Base)
+		}
+	}
+	ps := pairStandings(&pa, refs, th)
+	byRT := map[string]Standings{}
+	for _, s := range ps {
+		byRT[s.Runtime] = s
+	}
+	var merged []Standings
+	seen := map[string]bool{}
+	for _, s := range r.Standings {
+		seen[s.Runtime] = true
+		if p, ok := byRT[s.Runtime]; ok {
+			merged = append(merged, p)
+		} else if len(s.Entries) > 1 {
+			// a runtime measured standalone only (the primary
+			// reference alone, for the axes) has nothing to rank
+			merged = append(merged, s)
+		}
+	}
+	for _, s := range ps {
+		if !seen[s.Runtime] {
+			merged = append(merged, s)
+			r.Runtimes = append(r.Runtimes, s.Runtime)
+		}
+	}
+	sort.Strings(r.Runtimes)
+	sort.SliceStable(merged, func(i, j int) bool { return merged[i].Runtime < merged[j].Runtime })
+	r.Standings = merged
+	for _, im := range append(append([]string{}, refs...), imagesOf(reps)...) {
+		if !contains(r.Images, im) {
+			r.Images = append(r.Images, im)
+		}
+	}
+	for _, ref := range refs {
+		if !contains(r.References, ref) {
+			r.References = append(r.References, ref)
+		}
+	}
 	return r
+}
+
+func nonNilControls(c []Control) []Control {
+	if c == nil {
+		return []Control{}
+	}
+	return c
+}
+
+func imagesOf(reps []Replicate) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range reps {
+		if !seen[r.Image] {
+			seen[r.Image] = true
+			out = append(out, r.Image)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func nonNil(s []string) []string {
@@ -585,6 +731,7 @@ func (d *dataset) primary() string {
 
 func (d *dataset) comparisons() []Comparison {
 	out := []Comparison{}
+	var pairs [][2]*cellData
 	for _, rt := range d.runtimes {
 		for _, b := range d.benches {
 			for _, ref := range d.refs {
@@ -597,15 +744,23 @@ func (d *dataset) comparisons() []Comparison {
 					if x == nil || im == ref {
 						continue
 					}
-					ratio, lo, hi, conf, mw := compare(x, y, d.th.Confidence)
-					out = append(out, Comparison{
-						Runtime: rt, Test: b.Test, Pipeline: b.Pipeline, Image: im, Reference: ref,
-						N: len(x.ops), M: len(y.ops), Ratio: ratio, Lo: lo, Hi: hi, Confidence: conf,
-						U: mw.U, P: mw.P, MinP: MinP(len(x.ops), len(y.ops)),
-					})
+					pairs = append(pairs, [2]*cellData{x, y})
 				}
 			}
 		}
+	}
+	conf := simultaneous(d.th.Confidence, len(pairs))
+	for _, xy := range pairs {
+		x, y := xy[0], xy[1]
+		ratio, lo, hi, achieved, mw := compare(x, y, conf)
+		out = append(out, Comparison{
+			Runtime: x.Runtime, Test: x.Test, Pipeline: x.Pipeline, Image: x.Image, Reference: y.Image,
+			N: len(x.ops), M: len(y.ops), Ratio: ratio, Lo: lo, Hi: hi, Confidence: achieved,
+			U: mw.U, P: mw.P, MinP: MinP(len(x.ops), len(y.ops)),
+			// too few trials for an interval at this level: none is
+			// printed, and the verdict is a tie
+			Short: achieved < conf-1e-9,
+		})
 	}
 	ps := make([]float64, len(out))
 	for i, c := range out {
@@ -614,9 +769,21 @@ func (d *dataset) comparisons() []Comparison {
 	adj := Holm(ps)
 	for i := range out {
 		out[i].PAdj = adj[i]
-		out[i].Verdict = verdict(adj[i], out[i].Lo, out[i].Hi, d.th.Alpha)
+		out[i].Verdict = Tie
+		if !out[i].Short {
+			out[i].Verdict = verdict(out[i].Lo, out[i].Hi)
+		}
 	}
 	return out
+}
+
+// simultaneous is the per-interval confidence that gives conf for all m
+// intervals together (Bonferroni).
+func simultaneous(conf float64, m int) float64 {
+	if m <= 1 {
+		return conf
+	}
+	return 1 - (1-conf)/float64(m)
 }
 
 // bootstrap draws th.Bootstrap bootstrap medians of ops/s for every cell.
@@ -631,7 +798,7 @@ func (d *dataset) bootstrap() map[Cell][]float64 {
 // scoreOf is the geometric mean over the shared benchmarks of the ratio of
 // x's median to y's under rt, with its bootstrap interval and the van
 // Elteren p-value.
-func (d *dataset) scoreOf(x, y, rt string, boot map[Cell][]float64) (score, lo, hi, p float64, n int) {
+func (d *dataset) scoreOf(x, y, rt string, boot map[Cell][]float64, conf float64) (score, lo, hi, p float64, n int) {
 	var strata []stratum
 	var logs []float64
 	var bx, by [][]float64
@@ -662,9 +829,21 @@ func (d *dataset) scoreOf(x, y, rt string, boot map[Cell][]float64) (score, lo, 
 		}
 		dist[i] = math.Exp(s / float64(n))
 	}
-	lo, hi = percentileInterval(dist, d.th.Confidence)
+	lo, hi = percentileInterval(dist, conf)
+	for _, b := range d.benches {
+		cx, cy := d.get(x, rt, b), d.get(y, rt, b)
+		if cx != nil && cy != nil && min(len(cx.ops), len(cy.ops)) < minBootTrials {
+			// a bootstrap of the median of so few trials is too narrow
+			lo, hi = math.NaN(), math.NaN()
+		}
+	}
 	return score, lo, hi, vanElteren(strata), n
 }
+
+// minBootTrials is the fewest trials per cell for which a bootstrap
+// interval of a score is given (with fewer, the bootstrap distribution of
+// a median is too narrow to trust).
+const minBootTrials = 5
 
 func mean(xs []float64) float64 {
 	t := 0.0
@@ -688,8 +867,20 @@ func mean(xs []float64) float64 {
 func (d *dataset) standings(boot map[Cell][]float64) []Standings {
 	prim := d.primary()
 	out := []Standings{}
+	// Score intervals are simultaneous over every score comparison.
+	m := 0
 	for _, rt := range d.runtimes {
-		st := Standings{Runtime: rt, Primary: prim, Entries: []Entry{}}
+		for _, im := range d.images {
+			for _, ref := range d.refs {
+				if im != ref && d.shared(im, ref, rt) > 0 {
+					m++
+				}
+			}
+		}
+	}
+	conf := simultaneous(d.th.Confidence, m)
+	for _, rt := range d.runtimes {
+		st := Standings{Runtime: rt, Primary: prim, Method: MethodStandalone, Entries: []Entry{}}
 		for _, im := range d.images {
 			has := false
 			for _, b := range d.benches {
@@ -702,7 +893,7 @@ func (d *dataset) standings(boot map[Cell][]float64) []Standings {
 			}
 			e := Entry{Image: im, Runtime: rt, Reference: contains(d.refs, im), Score: nan, Lo: nan, Hi: nan, SepP: nan, Versus: []Score{}}
 			for _, ref := range d.refs {
-				sc, lo, hi, p, n := d.scoreOf(im, ref, rt, boot)
+				sc, lo, hi, p, n := d.scoreOf(im, ref, rt, boot, conf)
 				s := Score{Reference: ref, Score: Num(sc), Lo: Num(lo), Hi: Num(hi), P: Num(p), PAdj: nan, Benches: n}
 				if im == ref {
 					s.Verdict = Self
@@ -758,7 +949,7 @@ func (d *dataset) standings(boot map[Cell][]float64) []Standings {
 					continue
 				}
 				s.PAdj = Num(adjOf[sk{st.Runtime, e.Image, s.Reference}])
-				s.Verdict = verdict(float64(s.PAdj), float64(s.Lo), float64(s.Hi), d.th.Alpha)
+				s.Verdict = verdict(float64(s.Lo), float64(s.Hi))
 			}
 			if ei > 0 {
 				pairs = append(pairs, pair{si, ei})
@@ -805,6 +996,23 @@ func (d *dataset) pairP(a, b, rt string) float64 {
 // image's ratio Other/Base per benchmark and over all benchmarks.
 func (d *dataset) axisEffects(boot map[Cell][]float64) []AxisEffect {
 	out := []AxisEffect{}
+	m := 0
+	for _, ax := range d.th.Axes {
+		if contains(d.runtimes, ax.Base) && contains(d.runtimes, ax.Other) {
+			for _, im := range d.images {
+				n := 0
+				for _, b := range d.benches {
+					if d.get(im, ax.Other, b) != nil && d.get(im, ax.Base, b) != nil {
+						n++
+					}
+				}
+				if n > 0 {
+					m += n + 1
+				}
+			}
+		}
+	}
+	conf := simultaneous(d.th.Confidence, m)
 	for _, ax := range d.th.Axes {
 		if !contains(d.runtimes, ax.Base) || !contains(d.runtimes, ax.Other) {
 			continue
@@ -818,9 +1026,10 @@ func (d *dataset) axisEffects(boot map[Cell][]float64) []AxisEffect {
 				if co == nil || cb == nil {
 					continue
 				}
-				ratio, lo, hi, conf, mw := compare(co, cb, d.th.Confidence)
+				ratio, lo, hi, achieved, mw := compare(co, cb, conf)
 				out = append(out, AxisEffect{Axis: ax.Name, Base: ax.Base, Other: ax.Other, Image: im,
-					Test: b.Test, Pipeline: b.Pipeline, Ratio: ratio, Lo: lo, Hi: hi, Confidence: conf, P: mw.P})
+					Test: b.Test, Pipeline: b.Pipeline, Ratio: ratio, Lo: lo, Hi: hi, Confidence: achieved, P: mw.P,
+					Short: achieved < conf-1e-9})
 				strata = append(strata, stratum{co.ops, cb.ops})
 				logs = append(logs, math.Log(ratio))
 				bo = append(bo, boot[co.Cell])
@@ -837,9 +1046,9 @@ func (d *dataset) axisEffects(boot map[Cell][]float64) []AxisEffect {
 				}
 				dist[i] = math.Exp(s / float64(len(bo)))
 			}
-			lo, hi := percentileInterval(dist, d.th.Confidence)
+			lo, hi := percentileInterval(dist, conf)
 			out = append(out, AxisEffect{Axis: ax.Name, Base: ax.Base, Other: ax.Other, Image: im,
-				Ratio: math.Exp(mean(logs)), Lo: lo, Hi: hi, Confidence: d.th.Confidence, P: vanElteren(strata)})
+				Ratio: math.Exp(mean(logs)), Lo: lo, Hi: hi, Confidence: conf, P: vanElteren(strata)})
 		}
 	}
 	ps := make([]float64, len(out))
@@ -849,9 +1058,23 @@ func (d *dataset) axisEffects(boot map[Cell][]float64) []AxisEffect {
 	adj := Holm(ps)
 	for i := range out {
 		out[i].PAdj = adj[i]
-		out[i].Verdict = verdict(adj[i], out[i].Lo, out[i].Hi, d.th.Alpha)
+		out[i].Verdict = Tie
+		if !out[i].Short {
+			out[i].Verdict = verdict(out[i].Lo, out[i].Hi)
+		}
 	}
 	return out
+}
+
+// shared is how many benchmarks x and y both have under rt.
+func (d *dataset) shared(x, y, rt string) int {
+	n := 0
+	for _, b := range d.benches {
+		if d.get(x, rt, b) != nil && d.get(y, rt, b) != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // powerWarnings says when the sample sizes cannot reach significance at
@@ -880,76 +1103,4 @@ func (d *dataset) powerWarnings(cs []Comparison) []Warning {
 	return []Warning{{WarnUnderpowered, "comparisons",
 		fmt.Sprintf("%d of %d per-benchmark comparisons cannot reach p < %.2g after Holm correction over %d comparisons with so few trials (smallest n = %d): they are reported as ties whatever the data; about %d trials per cell are needed (scores pool the benchmarks and need fewer)",
 			under, len(cs), d.th.Alpha, len(cs), minN, need)}}
-}
-
-// NeedMore returns the cells that still need trials, in a stable order:
-// those with fewer than MinTrials trials, and those under MaxTrials whose
-// comparison with a reference or with the image ranked next to them on the
-// same benchmark and runtime is not yet separated (Mann–Whitney p ≥ Alpha
-// or ratio interval containing 1, uncorrected: a cheap, optimistic guide
-// for where more data helps). Reference cells are included when any
-// comparison against them is unseparated.
-func NeedMore(trials []Trial, th Thresholds) []Cell {
-	th = th.withDefaults()
-	d := group(trials, th)
-	need := map[Cell]bool{}
-	// cells seen in trials with too few valid trials, including cells
-	// whose every trial was invalid
-	counts := map[Cell]int{}
-	for _, t := range trials {
-		c := Cell{Image: t.Variant, Runtime: t.Runtime, Test: t.Test, Pipeline: max(t.Pipeline, 1)}
-		counts[c] += 0
-	}
-	for c, cd := range d.cells {
-		counts[c] = len(cd.ops)
-	}
-	for c, n := range counts {
-		if n < th.MinTrials {
-			need[c] = true
-		}
-	}
-	unsep := func(x, y *cellData) bool {
-		_, lo, hi, _, mw := compare(x, y, th.Confidence)
-		return mw.P >= th.Alpha || (lo <= 1 && hi >= 1)
-	}
-	mark := func(cs ...*cellData) {
-		for _, c := range cs {
-			if len(c.ops) < th.MaxTrials {
-				need[c.Cell] = true
-			}
-		}
-	}
-	for _, rt := range d.runtimes {
-		for _, b := range d.benches {
-			var cs []*cellData
-			for _, im := range d.images {
-				if c := d.get(im, rt, b); c != nil {
-					cs = append(cs, c)
-				}
-			}
-			sort.Slice(cs, func(i, j int) bool { return quantileSorted(cs[i].ops, 0.5) > quantileSorted(cs[j].ops, 0.5) })
-			for i := 1; i < len(cs); i++ {
-				if unsep(cs[i-1], cs[i]) {
-					mark(cs[i-1], cs[i])
-				}
-			}
-			for _, ref := range d.refs {
-				y := d.get(ref, rt, b)
-				if y == nil {
-					continue
-				}
-				for _, x := range cs {
-					if x.Image != ref && unsep(x, y) {
-						mark(x, y)
-					}
-				}
-			}
-		}
-	}
-	out := make([]Cell, 0, len(need))
-	for c := range need {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return cellLess(out[i], out[j]) })
-	return out
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -60,7 +59,7 @@ func entry(t *testing.T, r Ranking, rt, img string) Entry {
 }
 
 func TestAATie(t *testing.T) {
-	r := Rank(world(1, 5, 0.05, map[string]float64{"stock": 1, "a": 1}), DefaultThresholds())
+	r := Rank(world(1, 5, 0.05, map[string]float64{"stock": 1, "a": 1}), nil, DefaultThresholds())
 	for _, c := range r.Comparisons {
 		if c.Verdict != Tie {
 			t.Errorf("A/A comparison %+v is not a tie", c)
@@ -81,7 +80,7 @@ func TestAAFalsePositiveRate(t *testing.T) {
 	const sims = 200
 	fp := 0
 	for s := uint64(0); s < sims; s++ {
-		r := Rank(world(100+s, 5, 0.05, map[string]float64{"stock": 1, "a": 1}), th)
+		r := Rank(world(100+s, 5, 0.05, map[string]float64{"stock": 1, "a": 1}), nil, th)
 		bad := entry(t, r, "host", "a").Versus[0].Verdict != Tie
 		for _, c := range r.Comparisons {
 			bad = bad || c.Verdict != Tie
@@ -98,7 +97,7 @@ func TestAAFalsePositiveRate(t *testing.T) {
 }
 
 func TestThirtyPercentSlower(t *testing.T) {
-	r := Rank(world(2, 8, 0.04, map[string]float64{"stock": 1, "a": 0.7}), DefaultThresholds())
+	r := Rank(world(2, 8, 0.04, map[string]float64{"stock": 1, "a": 0.7}), nil, DefaultThresholds())
 	if len(r.Comparisons) != 3 {
 		t.Fatalf("%d comparisons, want 3", len(r.Comparisons))
 	}
@@ -119,7 +118,7 @@ func TestThirtyPercentSlower(t *testing.T) {
 
 func TestSmallDifferenceFewTrialsIsTie(t *testing.T) {
 	for seed := uint64(0); seed < 20; seed++ {
-		r := Rank(world(300+seed, 3, 0.05, map[string]float64{"stock": 1, "a": 1.02}), DefaultThresholds())
+		r := Rank(world(300+seed, 3, 0.05, map[string]float64{"stock": 1, "a": 1.02}), nil, DefaultThresholds())
 		for _, c := range r.Comparisons {
 			if c.Verdict != Tie {
 				t.Errorf("seed %d: 2%% with 3 noisy trials: %+v, want tie", seed, c)
@@ -135,7 +134,7 @@ func TestSmallDifferenceFewTrialsIsTie(t *testing.T) {
 }
 
 func TestRankGroups(t *testing.T) {
-	r := Rank(world(3, 8, 0.03, map[string]float64{"stock": 1, "a": 1.3, "b": 1.3, "c": 0.7}), DefaultThresholds())
+	r := Rank(world(3, 8, 0.03, map[string]float64{"stock": 1, "a": 1.3, "b": 1.3, "c": 0.7}), nil, DefaultThresholds())
 	want := map[string]int{"a": 1, "b": 1, "stock": 3, "c": 4}
 	for img, rk := range want {
 		if got := entry(t, r, "host", img).Rank; got != rk {
@@ -155,10 +154,10 @@ func TestRankGroups(t *testing.T) {
 
 func TestDeterministicAndOrderFree(t *testing.T) {
 	ts := world(4, 4, 0.05, map[string]float64{"stock": 1, "a": 1.1, "b": 0.95})
-	a, _ := json.Marshal(Rank(ts, DefaultThresholds()))
+	a, _ := json.Marshal(Rank(ts, nil, DefaultThresholds()))
 	rev := append([]Trial(nil), ts...)
 	rand.New(rand.NewPCG(9, 9)).Shuffle(len(rev), func(i, j int) { rev[i], rev[j] = rev[j], rev[i] })
-	b, _ := json.Marshal(Rank(rev, DefaultThresholds()))
+	b, _ := json.Marshal(Rank(rev, nil, DefaultThresholds()))
 	if string(a) != string(b) {
 		t.Error("ranking depends on the order of the trials")
 	}
@@ -174,7 +173,7 @@ func TestDeterministicAndOrderFree(t *testing.T) {
 
 func TestJSONNulls(t *testing.T) {
 	// No reference: scores are not applicable and must encode as null, not fail.
-	r := Rank(world(5, 3, 0.05, map[string]float64{"a": 1, "b": 1}), DefaultThresholds())
+	r := Rank(world(5, 3, 0.05, map[string]float64{"a": 1, "b": 1}), nil, DefaultThresholds())
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
@@ -219,7 +218,7 @@ func TestWarnings(t *testing.T) {
 	// a benchmark the reference lacks
 	ts = append(ts, synth(r0, "noisy", false, "host", "SET", 1, 1e5, 0.02, 3)...)
 
-	r := Rank(ts, DefaultThresholds())
+	r := Rank(ts, nil, DefaultThresholds())
 	for _, w := range []struct{ kind, subject string }{
 		{WarnHighSpread, "noisy/host/GET"},
 		{WarnGeneratorBound, "genbound/host/GET"},
@@ -253,7 +252,7 @@ func TestAxisEffects(t *testing.T) {
 			ts = append(ts, synth(r0, img, img == "stock", "host-unconfined", test, 1, 1e5, 0.03, 8)...)
 		}
 	}
-	r := Rank(ts, DefaultThresholds())
+	r := Rank(ts, nil, DefaultThresholds())
 	seen := map[string]int{}
 	for _, a := range r.Axes {
 		seen[a.Axis]++
@@ -284,44 +283,9 @@ func TestAxisEffects(t *testing.T) {
 	}
 	th := DefaultThresholds()
 	th.Axes = []Axis{{Name: "network", Base: "h", Other: "b"}}
-	r = Rank(ts, th)
+	r = Rank(ts, nil, th)
 	if len(r.Axes) != 8 {
 		t.Errorf("custom axes: %d effects, want 8", len(r.Axes))
-	}
-}
-
-func TestNeedMore(t *testing.T) {
-	th := DefaultThresholds()
-	th.MaxTrials = 8
-	r0 := rand.New(rand.NewPCG(10, 10))
-	var ts []Trial
-	ts = append(ts, synth(r0, "stock", true, "host", "GET", 1, 1e5, 0.02, 8)...)
-	ts = append(ts, synth(r0, "slow", false, "host", "GET", 1, 0.5e5, 0.02, 8)...) // separated
-	ts = append(ts, synth(r0, "twin", false, "host", "GET", 1, 1e5, 0.05, 5)...)   // not separated, under max
-	ts = append(ts, synth(r0, "new", false, "host", "SET", 1, 1e5, 0.02, 2)...)    // under MinTrials
-	ts = append(ts, synth(r0, "stock", true, "host", "SET", 1, 1e5, 0.02, 8)...)   // at max
-	ts = append(ts, synth(r0, "done", false, "host", "SET", 1, 0.3e5, 0.02, 8)...) // separated
-	got := NeedMore(ts, th)
-	set := map[string]bool{}
-	for _, c := range got {
-		set[c.String()] = true
-	}
-	if !set["twin/host/GET"] || !set["new/host/SET"] {
-		t.Errorf("NeedMore = %v, want twin/host/GET and new/host/SET", got)
-	}
-	for _, no := range []string{"slow/host/GET", "done/host/SET", "stock/host/GET", "stock/host/SET"} {
-		if set[no] {
-			t.Errorf("NeedMore lists %s (separated or at MaxTrials): %v", no, got)
-		}
-	}
-	if !reflect.DeepEqual(got, NeedMore(ts, th)) {
-		t.Error("NeedMore is not deterministic")
-	}
-	// Once everything reaches MaxTrials nothing is asked for.
-	ts = append(ts, synth(r0, "twin", false, "host", "GET", 1, 1e5, 0.05, 3)...)
-	ts = append(ts, synth(r0, "new", false, "host", "SET", 1, 1e5, 0.02, 6)...)
-	if got := NeedMore(ts, th); len(got) != 0 {
-		t.Errorf("at MaxTrials NeedMore = %v, want none", got)
 	}
 }
 
@@ -341,42 +305,22 @@ func BenchmarkRank(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		Rank(ts, DefaultThresholds())
-	}
-}
-
-func BenchmarkNeedMore(b *testing.B) {
-	r := rand.New(rand.NewPCG(12, 12))
-	var ts []Trial
-	for i := 0; i < 10; i++ {
-		img := fmt.Sprintf("img%02d", i)
-		for _, rt := range []string{"host", "bridge", "host-unconfined", "unix"} {
-			for _, test := range []string{"PING_INLINE", "SET", "GET", "INCR", "LPUSH", "LRANGE_100"} {
-				ts = append(ts, synth(r, img, i < 2, rt, test, 1, 1e5*(1+0.02*float64(i)), 0.05, 5)...)
-			}
-		}
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		NeedMore(ts, DefaultThresholds())
+		Rank(ts, nil, DefaultThresholds())
 	}
 }
 
 func TestEmptyInput(t *testing.T) {
-	r := Rank(nil, Thresholds{})
+	r := Rank(nil, nil, Thresholds{})
 	if r.Trials != 0 || len(r.Standings) != 0 || len(r.Warnings) != 0 {
 		t.Errorf("empty ranking %+v", r)
 	}
 	if _, err := json.Marshal(r); err != nil {
 		t.Errorf("empty ranking does not encode: %v", err)
 	}
-	if got := NeedMore(nil, Thresholds{}); len(got) != 0 {
-		t.Errorf("NeedMore(nil) = %v", got)
-	}
 	// A single trial: no interval, no comparison, a few-trials warning, no panic.
 	one := []Trial{{Variant: "stock", Reference: true, Runtime: "host", Test: "GET", OpsPerSec: 1e5}}
-	r = Rank(one, Thresholds{})
-	if !hasWarning(r, WarnFewTrials, "stock/host/GET") || len(NeedMore(one, Thresholds{})) != 1 {
+	r = Rank(one, nil, Thresholds{})
+	if !hasWarning(r, WarnFewTrials, "stock/host/GET") {
 		t.Errorf("one trial: warnings %+v", r.Warnings)
 	}
 	if _, err := json.Marshal(r); err != nil {

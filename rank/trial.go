@@ -28,8 +28,18 @@ type Trial struct {
 
 	ServerCPUNsPerOp float64 `json:"server_cpu_ns_per_op"` // server container's cgroup CPU time / ops
 	ClientCPUShare   float64 `json:"client_cpu_share"`     // generator CPU time / wall time / its CPUs: near 1 means generator-bound
-	RSSBytes         int64   `json:"rss_bytes"`
-	Fragmentation    float64 `json:"mem_fragmentation_ratio"`
+	// MachineCPUNsPerOp is the whole machine's busy CPU time (server,
+	// generator, docker-proxy, kernel) per operation, from /proc/stat.
+	MachineCPUNsPerOp float64 `json:"machine_cpu_ns_per_op"`
+	// ProxyCPUNsPerOp is docker-proxy's CPU time per operation (bridge
+	// networking with a published port; 0 when no docker-proxy runs). It
+	// is not in the server's cgroup: docker-proxy runs on the host,
+	// unpinned.
+	ProxyCPUNsPerOp float64 `json:"proxy_cpu_ns_per_op"`
+	Steal           float64 `json:"steal"`  // share of the machine's CPU time stolen during the trial
+	Misses          int64   `json:"misses"` // nil replies (GET misses): 0 with the keyspace prefilled
+	RSSBytes        int64   `json:"rss_bytes"`
+	Fragmentation   float64 `json:"mem_fragmentation_ratio"`
 
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"duration"`

@@ -276,6 +276,8 @@ type htmlPage struct {
 	Warnings  []string
 	Images    htmlTable
 	Method    template.HTML
+	Headline  template.HTML
+	Pairs     htmlTable
 	CDFJSON   template.JS
 	Script    template.JS
 	Style     template.CSS
@@ -300,6 +302,7 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 	cdfs, errs := CDFs(r, trials)
 	p := htmlPage{Title: ctx.title(), Script: template.JS(script), Style: template.CSS(style)}
 	for _, l := range strings.Split(strings.TrimSpace(overview(r, ctx)), "\n") {
+		l = strings.ReplaceAll(l, "[Warnings](#warnings)", "Warnings below")
 		p.Overview = append(p.Overview, strings.ReplaceAll(strings.TrimPrefix(l, "- "), "`", ""))
 	}
 	cdfID := map[string]string{}
@@ -309,8 +312,22 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 	for _, st := range r.Standings {
 		hr := htmlRuntime{Name: st.Runtime, Chart: scoreChart(st)}
 		hr.Ranking.Head = []string{"Rank", "Image"}
-		for _, ref := range r.References {
-			hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [95% CI]", "verdict")
+		refs := r.References
+		if st.Method == rank.MethodPairs && len(st.Entries) > 0 {
+			refs = nil
+			for _, s := range st.Entries[0].Versus {
+				refs = append(refs, s.Reference)
+			}
+		}
+		for i, ref := range refs {
+			switch {
+			case st.Method == rank.MethodPairs && i == 0:
+				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [simultaneous 95% CI]", "verdict (Holm)")
+			case st.Method == rank.MethodPairs:
+				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+", derived [95% CI]", "verdict")
+			default:
+				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [95% CI]", "verdict")
+			}
 		}
 		hr.Ranking.Head = append(hr.Ranking.Head, "benchmarks")
 		for _, e := range st.Entries {
@@ -351,7 +368,7 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 			bench = rank.Bench{Test: a.Test, Pipeline: a.Pipeline}.String()
 		}
 		p.Axes.Rows = append(p.Axes.Rows, []htmlCell{{Text: fmt.Sprintf("%s (%s / %s)", a.Axis, a.Other, a.Base)}, {Text: a.Image}, {Text: bench},
-			{Text: interval(a.Ratio, a.Lo, a.Hi), Class: "num"}, {Text: pval(a.PAdj), Class: "num"}, {Text: a.Verdict, Class: verdictClass(a.Verdict)}})
+			{Text: shortInterval(a.Ratio, a.Lo, a.Hi, a.Short), Class: "num"}, {Text: pval(a.PAdj), Class: "num"}, {Text: a.Verdict, Class: verdictClass(a.Verdict)}})
 	}
 	for _, w := range r.Warnings {
 		s := w.Kind + ": "
@@ -375,6 +392,22 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 		}
 	}
 	p.Method = template.HTML(mdToHTML(methodSection(r, ctx)))
+	p.Headline = template.HTML(mdToHTML(Headline(r)))
+	if len(r.Pairs) > 0 {
+		p.Pairs.Head = []string{"pair", "benchmark", "family", "ratio [CI]", "verdict", "p", "replicates", "windows", "window sd", "side effect", "saturation"}
+		for _, pr := range r.Pairs {
+			bench := "score"
+			if pr.Test != "" {
+				bench = rank.Bench{Test: pr.Test, Pipeline: pr.Pipeline}.String()
+			}
+			p.Pairs.Rows = append(p.Pairs.Rows, []htmlCell{{Text: pr.PairKey.String()}, {Text: bench}, {Text: pr.Family},
+				{Text: fmt.Sprintf("%s [%s, %s]", num4(float64(pr.Ratio)), num4(float64(pr.Lo)), num4(float64(pr.Hi))), Class: "num"},
+				{Text: pr.Verdict, Class: verdictClass(pr.Verdict)}, {Text: pval(float64(pr.P)), Class: "num"},
+				{Text: fmt.Sprint(pr.Replicates), Class: "num"}, {Text: fmt.Sprint(pr.Windows), Class: "num"},
+				{Text: fmt.Sprintf("%.2f%%", 100*pr.WindowSD), Class: "num"}, {Text: fmt.Sprintf("%+.2f%%", 100*pr.SideEffect), Class: "num"},
+				{Text: fmt.Sprintf("%.2f", pr.Saturation), Class: "num"}})
+		}
+	}
 	if cdfs == nil {
 		cdfs = []CDF{}
 	}
@@ -421,7 +454,7 @@ func benchHTML(r rank.Ranking, rt string, bn rank.Bench) htmlTable {
 				row = append(row, htmlCell{Text: "n/a"}, htmlCell{}, htmlCell{})
 				continue
 			}
-			row = append(row, htmlCell{Text: interval(cmp.Ratio, cmp.Lo, cmp.Hi), Class: "num"}, htmlCell{Text: pval(cmp.PAdj), Class: "num"}, htmlCell{Text: cmp.Verdict, Class: verdictClass(cmp.Verdict)})
+			row = append(row, htmlCell{Text: shortInterval(cmp.Ratio, cmp.Lo, cmp.Hi, cmp.Short), Class: "num"}, htmlCell{Text: pval(cmp.PAdj), Class: "num"}, htmlCell{Text: cmp.Verdict, Class: verdictClass(cmp.Verdict)})
 		}
 		cpu := "n/a"
 		if c.CPUNsPerOp.N > 0 {
@@ -433,8 +466,8 @@ func benchHTML(r rank.Ranking, rt string, bn rank.Bench) htmlTable {
 	return t
 }
 
-// mdToHTML renders the small Markdown subset methodSection uses:
-// paragraphs, "- " lists and **bold**.
+// mdToHTML renders the small Markdown subset methodSection and Headline
+// use: paragraphs, "- " lists, **bold** and `code`.
 func mdToHTML(md string) string {
 	var b strings.Builder
 	inList := false
@@ -446,7 +479,11 @@ func mdToHTML(md string) string {
 			}
 			continue
 		}
-		text := html.EscapeString(l)
+		text := html.EscapeString(strings.TrimPrefix(l, "### "))
+		for strings.Count(text, "`") >= 2 {
+			text = strings.Replace(text, "`", "<code>", 1)
+			text = strings.Replace(text, "`", "</code>", 1)
+		}
 		for strings.Count(text, "**") >= 2 {
 			text = strings.Replace(text, "**", "<b>", 1)
 			text = strings.Replace(text, "**", "</b>", 1)
@@ -478,6 +515,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 </head>
 <body>
 <h1>{{.Title}}</h1>
+<section class="headline"><h2>The answer</h2>{{.Headline}}</section>
 <ul class="overview">{{range .Overview}}<li>{{.}}</li>{{end}}</ul>
 {{define "table"}}<table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
 {{range .Runtimes}}
@@ -495,6 +533,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 {{end}}
 </section>
 {{end}}
+{{if .Pairs.Rows}}<section><h2>Co-scheduled pairs</h2><p>The ratio of the base's server CPU time per operation to the image's, both servers on the same CPU at the same time (&gt; 1: the image is faster). Score rows of images are the primary family (simultaneous intervals, Holm); the rest are uncorrected 95% intervals.</p>{{template "table" .Pairs}}</section>{{end}}
 <section>
 <h2>Runtime effects</h2>
 {{if .Axes.Rows}}{{.AxisChart}}{{template "table" .Axes}}{{else}}<p>No runtime axis could be measured: each needs both of its runtimes.</p>{{end}}

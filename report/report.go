@@ -55,6 +55,7 @@ func (c Context) title() string {
 const (
 	MarkdownFile = "report.md"
 	CSVFile      = "report.csv"
+	PairsCSVFile = "report-pairs.csv" // one row per co-scheduled result
 	JSONFile     = "report.json"
 	HTMLFile     = "report.html"
 )
@@ -73,6 +74,11 @@ func Write(dir string, r rank.Ranking, trials []rank.Trial, ctx Context) error {
 	keep(err)
 	if err == nil {
 		keep(results.WriteFile(filepath.Join(dir, CSVFile), c))
+	}
+	pc, err := PairsCSV(r)
+	keep(err)
+	if err == nil {
+		keep(results.WriteFile(filepath.Join(dir, PairsCSVFile), pc))
 	}
 	j, err := JSON(r, trials, ctx)
 	keep(err)
@@ -151,6 +157,34 @@ func CSV(r rank.Ranking) ([]byte, error) {
 	return buf.Bytes(), w.Error()
 }
 
+// PairsCSV returns report-pairs.csv: one row per co-scheduled result
+// (score and per-benchmark rows of every pair, controls, axes).
+func PairsCSV(r rank.Ranking) ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	head := []string{"kind", "family", "image", "runtime", "base", "base_runtime", "test", "pipeline",
+		"ratio", "lo", "hi", "confidence", "p", "p_adj", "sign_rank_p", "verdict", "replicates", "windows",
+		"log_mean", "se", "df", "window_sd", "side_effect", "balanced", "saturation", "steal", "split_z"}
+	if err := w.Write(head); err != nil {
+		return nil, err
+	}
+	for _, p := range r.Pairs {
+		pipe := ""
+		if p.Test != "" {
+			pipe = strconv.Itoa(p.Pipeline)
+		}
+		row := []string{p.Kind, p.Family, p.Image, p.Runtime, p.Base, p.BaseRuntime, p.Test, pipe,
+			g(float64(p.Ratio)), g(float64(p.Lo)), g(float64(p.Hi)), g(p.Confidence), g(float64(p.P)), g(float64(p.PAdj)), g(float64(p.SignRankP)),
+			p.Verdict, strconv.Itoa(p.Replicates), strconv.Itoa(p.Windows),
+			g(p.LogMean), g(p.SE), g(p.DF), g(p.WindowSD), g(p.SideEffect), strconv.FormatBool(p.Balanced), g(p.Saturation), g(p.Steal), g(float64(p.SplitZ))}
+		if err := w.Write(row); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
 func g(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return ""
@@ -162,6 +196,8 @@ func g(f float64) string {
 func Markdown(r rank.Ranking, ctx Context) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", ctx.title())
+	b.WriteString(Headline(r))
+	b.WriteString("\n")
 	b.WriteString(overview(r, ctx))
 	b.WriteString("\n")
 	for _, st := range r.Standings {
@@ -172,8 +208,13 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 	if len(r.Standings) == 0 {
 		b.WriteString("No trials to rank.\n\n")
 	}
+	b.WriteString(pairsSection(r))
 	for _, rt := range r.Runtimes {
-		fmt.Fprintf(&b, "## Per benchmark under `%s`\n\n", rt)
+		if r.Method == rank.MethodPairs {
+			fmt.Fprintf(&b, "## Standalone trials under `%s` (absolute figures; noisier, they do not decide the ranking)\n\n", rt)
+		} else {
+			fmt.Fprintf(&b, "## Per benchmark under `%s`\n\n", rt)
+		}
 		for _, bn := range r.Benches {
 			t := benchTable(r, rt, bn)
 			if t == "" {
@@ -236,6 +277,8 @@ func codeList(xs []string) string {
 // report.md, for printing on a terminal.
 func RankingTables(r rank.Ranking) string {
 	var b strings.Builder
+	b.WriteString(Headline(r))
+	b.WriteString("\n")
 	for _, st := range r.Standings {
 		fmt.Fprintf(&b, "Ranking under %s:\n\n", st.Runtime)
 		b.WriteString(standingTable(r, st))
@@ -250,11 +293,25 @@ func RankingTables(r rank.Ranking) string {
 func standingTable(r rank.Ranking, st rank.Standings) string {
 	var b strings.Builder
 	b.WriteString("| Rank | Image |")
-	for _, ref := range r.References {
-		fmt.Fprintf(&b, " vs `%s` [95%% CI] | verdict |", ref)
+	refs := r.References
+	if st.Method == rank.MethodPairs && len(st.Entries) > 0 {
+		refs = nil
+		for _, s := range st.Entries[0].Versus {
+			refs = append(refs, s.Reference)
+		}
+	}
+	for i, ref := range refs {
+		switch {
+		case st.Method == rank.MethodPairs && i == 0:
+			fmt.Fprintf(&b, " vs `%s` [simultaneous %.0f%% CI] | verdict (Holm) |", ref, 100*r.Thresholds.Confidence)
+		case st.Method == rank.MethodPairs:
+			fmt.Fprintf(&b, " vs `%s`, derived [95%% CI] | verdict |", ref)
+		default:
+			fmt.Fprintf(&b, " vs `%s` [95%% CI] | verdict |", ref)
+		}
 	}
 	b.WriteString(" benchmarks |\n|---:|---|")
-	for range r.References {
+	for range refs {
 		b.WriteString("---|---|")
 	}
 	b.WriteString("---:|\n")
@@ -288,9 +345,21 @@ func verdictOr(s rank.Score) string {
 	return "**" + s.Verdict + "**"
 }
 
+// shortInterval is interval, or the ratio alone when the trials were too
+// few for an interval at the simultaneous level.
+func shortInterval(c, lo, hi float64, short bool) string {
+	if short {
+		return interval(c, math.NaN(), math.NaN())
+	}
+	return interval(c, lo, hi)
+}
+
 func interval(c, lo, hi float64) string {
 	if math.IsNaN(c) {
 		return "n/a"
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return fmt.Sprintf("%.3f [too few trials for an interval]", c)
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", c, lo, hi)
 }
@@ -336,7 +405,7 @@ func benchTable(r rank.Ranking, rt string, bn rank.Bench) string {
 			if v != rank.Tie {
 				v = "**" + v + "**"
 			}
-			fmt.Fprintf(&b, " %s | %s | %s |", interval(cmp.Ratio, cmp.Lo, cmp.Hi), pval(cmp.PAdj), v)
+			fmt.Fprintf(&b, " %s | %s | %s |", shortInterval(cmp.Ratio, cmp.Lo, cmp.Hi, cmp.Short), pval(cmp.PAdj), v)
 		}
 		cpu := "n/a"
 		if c.CPUNsPerOp.N > 0 {
@@ -412,7 +481,7 @@ func axesSection(r rank.Ranking) string {
 			v = "**" + v + "**"
 		}
 		fmt.Fprintf(&b, "| %s (`%s` / `%s`) | `%s` | %s | %s | %s | %s |\n", axisLabel(r, a.Axis), a.Other, a.Base, a.Image,
-			interval(a.Ratio, a.Lo, a.Hi), pval(a.PAdj), v, strings.Join(per, ", "))
+			shortInterval(a.Ratio, a.Lo, a.Hi, a.Short), pval(a.PAdj), v, strings.Join(per, ", "))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -467,10 +536,20 @@ func methodSection(r rank.Ranking, ctx Context) string {
 	th := r.Thresholds
 	var b strings.Builder
 	b.WriteString("## How this was measured\n\n")
+	if r.Method == rank.MethodPairs {
+		fmt.Fprintf(&b, "**The ranking** rests on %d co-scheduled replicates. In each, the image's server and the primary reference's run in fresh containers pinned to the same server CPU at the same time, each loaded by its own generator (half the clients each, both pinned to the client CPU, launched together); each server's CPU time is read from its cgroup right before and after every window, and the window's observation is the log of the reference's CPU time per operation over the image's. The vCPU's fast and slow waves hit both servers alike and cancel in that ratio. A window in which the two servers together used less than %.0f%% of the server CPU (not both saturated), with error replies, or with more than %.0f%% steal is measured again; a replicate whose window fails three times is given up and reported.\n\n", r.Replicates, 100*rank.MinSaturation, 100*rank.MaxSteal)
+		b.WriteString("- **Design**: fixed before measuring: the number of replicates per pair and of windows per benchmark come from the profile, the order of every replicate and standalone trial and which side starts first are drawn from the recorded seed, and each pair has its sides swapped in exactly half of its replicates. Nothing stops early on the data.\n")
+		b.WriteString("- **Estimate**: a replicate's value for a benchmark is the median of its windows' log ratios; its score is the mean over benchmarks. Over replicates, the estimate is the mean of the two sides' means (a two-period crossover: the slot bias cancels and is reported as the side effect), with a t interval whose error comes from the spread within each side (df = replicates − 2); the Wilcoxon signed-rank test over the windows is shown as a cross-check.\n")
+		fmt.Fprintf(&b, "- **Primary family**: each image's score against the primary reference, per runtime. Verdicts are Holm-corrected over the family at α = %.2g; the printed intervals are simultaneous (Bonferroni) %.0f%% intervals, so an interval that excludes 1 never stands beside \"tie\". Per-benchmark rows and comparisons with the other references (derived through the primary reference, their errors added, Welch–Satterthwaite df) are secondary: uncorrected %.0f%% intervals, the verdict read from the interval.\n", th.Alpha, 100*th.Confidence, 100*th.Confidence)
+		b.WriteString("- **A/A control**: the primary reference paired with itself in every run; its true ratio is 1. A control significant even uncorrected flags the run as untrustworthy. Split-half z compares the estimate from even-numbered windows with the one from odd-numbered windows.\n")
+		b.WriteString("- **Rank**: images sorted by score; an image shares the rank of the one above it unless their difference (derived, Holm over adjacent pairs) is significant.\n")
+		b.WriteString("- **Standalone trials** (one server alone) give the absolute ops/s, latency and the whole machine's CPU per operation; co-scheduling halves each server's share of the CPU, so its ops/s are not absolute figures. The standalone figures are noisier (10-30% from run to run here) and do not decide the ranking; a standalone verdict opposite to the co-scheduled one is a warning.\n\n")
+		b.WriteString("### The standalone statistics\n\n")
+	}
 	fmt.Fprintf(&b, "Each cell (image, runtime, benchmark) was measured in %s. ", trialsRange(r))
 	fmt.Fprintf(&b, "A cell's center is the median ops/s, with the distribution-free order-statistic interval of the median (%.0f%%, or [min, max] and its lower actual coverage when there are too few trials).\n\n", 100*th.Confidence)
-	fmt.Fprintf(&b, "- **Per benchmark**: the ratio is the image's median over the reference's; its interval is the Hodges–Lehmann/Moses interval of the ratio (from log ops/s). The two-sided Mann–Whitney U test gives p, adjusted with Holm's method over all %d comparisons. The verdict is faster or slower only when the adjusted p < %.2g **and** the interval excludes 1; otherwise **tie**.\n", len(r.Comparisons), th.Alpha)
-	fmt.Fprintf(&b, "- **Score**: the geometric mean over benchmarks of those ratios, with a %.0f%% bootstrap interval (%d resamples of the trials within each cell, seed %d). Its verdict needs the van Elteren stratified rank test over the benchmarks (Holm over all score comparisons) p < %.2g and the interval excluding 1.\n", 100*th.Confidence, th.Bootstrap, th.Seed, th.Alpha)
+	fmt.Fprintf(&b, "- **Per benchmark**: the ratio is the image's median over the reference's; its interval is the Hodges–Lehmann/Moses interval of the ratio (from log ops/s), simultaneous over all %d comparisons (Bonferroni: each at %.4g%%); the verdict is faster or slower when that interval excludes 1, else **tie**; with too few trials for an interval at that level none is printed and the verdict is a tie. The two-sided Mann–Whitney U p-value, Holm-adjusted over the comparisons, is shown beside it.\n", len(r.Comparisons), 100*(1-(1-th.Confidence)/float64(max(len(r.Comparisons), 1))))
+	fmt.Fprintf(&b, "- **Score**: the geometric mean over benchmarks of those ratios, with a bootstrap interval (%d resamples of the trials within each cell, seed %d), simultaneous over every score comparison, given only with at least 5 trials per cell; the verdict is read from it. The van Elteren stratified rank test over the benchmarks is shown beside it.\n", th.Bootstrap, th.Seed)
 	b.WriteString("- **Rank**: images sorted by score against the primary reference; an image shares the rank of the one above it unless their score intervals are disjoint and the stratified rank test between the two (Holm over adjacent pairs) is significant. Ranks are competition ranks (1, 1, 3).\n")
 	fmt.Fprintf(&b, "- **Warnings**: fewer than %d trials in a cell; CV above %.0f%%; the load generator at or above %.0f%% of its CPUs (then the numbers measure the generator); request errors; missing references.\n\n", th.MinTrials, 100*th.MaxCV, 100*th.ClientCPUShare)
 	return b.String()

@@ -88,7 +88,26 @@ func makeFixture(t testing.TB) ([]rank.Trial, rank.Ranking, Context) {
 			{Name: "fast", Kind: "variant", Image: "redis-variants/fast:0123456789ab", Digest: "sha256:0123456789abcdef0123", Compiler: "gcc-12", Flags: "-O3 -march=x86-64-v3 LTO full", Allocator: "jemalloc", Build: "ok 3m0s", Verify: "passed (quick)"},
 		},
 	}
-	return ts, rank.Rank(ts, th), ctx
+	// Co-scheduled pairs under host: each image vs stock, and the A/A
+	// control, 4 replicates (sides swapped in 2) x 3 windows per test.
+	var reps []rank.Replicate
+	for _, img := range images {
+		for rep := 0; rep < 4; rep++ {
+			ru := rank.Replicate{PairKey: rank.PairKey{Image: img, Runtime: "host", Base: "stock", BaseRuntime: "host"},
+				Rep: rep, Seq: seq, Swapped: rep%2 == 1, ImageReference: img == "stock" || img == "official", CPUModel: "Synthetic CPU @ 2.0GHz"}
+			seq++
+			for _, test := range []string{"GET", "SET", "LRANGE_100"} {
+				for w := 0; w < 3; w++ {
+					lr := math.Log(speed[img]) + 0.004*r.NormFloat64()
+					ru.Windows = append(ru.Windows, rank.Window{Test: test, Pipeline: 1, Index: w, LogRatio: lr,
+						Image: rank.SideStats{Requests: 100000, CPUNanos: 150e6, CPUShare: 0.5},
+						Base:  rank.SideStats{Requests: 100000, CPUNanos: uint64(150e6 * math.Exp(lr)), CPUShare: 0.5}})
+				}
+			}
+			reps = append(reps, ru)
+		}
+	}
+	return ts, rank.Rank(ts, reps, th), ctx
 }
 
 func TestMarkdownGolden(t *testing.T) {

@@ -206,7 +206,7 @@ var (
 	sourceFields    = []string{"version", "url", "path", "sha256", "fallbacks"}
 	fallbackFields  = []string{"url", "sha256"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus"}
-	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "max_trials", "budget"}
+	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial}
 )
 
@@ -841,26 +841,30 @@ func (c *collector) decodeRuntimes(n *yaml.Node) []Runtime {
 // DefaultProfiles returns the built-in quick and full profiles.
 func DefaultProfiles() map[string]Profile {
 	quick := Profile{
-		Name:      "quick",
-		Tests:     []string{"SET", "GET", "LRANGE_100"},
-		Clients:   50,
-		Pipelines: []int{16}, // server-bound: at -P 1 one generator core is the bottleneck on 2 cores
-		DataSize:  3,
-		Keyspace:  100000,
-		Duration:  2e9,
-		Warmup:    1e9,
-		Trials:    3,
-		MaxTrials: 5,
-		Budget:    25 * 60e9,
+		Name:           "quick",
+		Tests:          []string{"SET", "GET", "LRANGE_100"},
+		Clients:        50,
+		Pipelines:      []int{16}, // server-bound: at -P 1 one generator core is the bottleneck on 2 cores
+		DataSize:       3,
+		Keyspace:       100000,
+		Duration:       1e9,
+		Warmup:         300e6,
+		Trials:         1,
+		Replicates:     16,
+		Windows:        2,
+		AxisReplicates: 4,
+		Runtimes:       RuntimesFirst,
+		Budget:         25 * 60e9,
 	}
 	full := quick
 	full.Name = "full"
 	full.Tests = []string{"SET", "GET", "LPUSH", "LRANGE_100", "INCR", "HSET", "ZADD", "MSET"}
-	full.Pipelines = []int{1, 16}
-	full.Duration = 10e9
-	full.Warmup = 2e9
-	full.Trials = 5
-	full.MaxTrials = 12
+	full.Pipelines = []int{16}
+	full.Trials = 3
+	full.Replicates = 48
+	full.Windows = 2
+	full.AxisReplicates = 8
+	full.Runtimes = RuntimesFirst
 	full.Budget = 3 * 3600e9
 	return map[string]Profile{"quick": quick, "full": full}
 }
@@ -938,13 +942,25 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 						pr.Pipelines = append(pr.Pipelines, v)
 					}
 				}
-			case "clients", "data_size", "keyspace", "trials", "max_trials":
+			case "max_trials":
+				c.errf(f.k, fp, "max_trials was removed: the number of windows is fixed before measuring (replicates, windows), so no result depends on when the run stopped")
+			case "runtimes":
+				s, ok := c.str(f.v, fp)
+				if !ok {
+					continue
+				}
+				if s != RuntimesFirst && s != RuntimesAll {
+					c.errf(deref(f.v), fp, "unknown value %q%s", s, accepted([]string{RuntimesFirst, RuntimesAll}))
+					continue
+				}
+				pr.Runtimes = s
+			case "clients", "data_size", "keyspace", "trials", "replicates", "windows", "axis_replicates":
 				v, ok := c.integer(f.v, fp)
 				if !ok {
 					continue
 				}
 				lo := 1
-				if f.key == "keyspace" {
+				if f.key == "keyspace" || f.key == "trials" || f.key == "axis_replicates" {
 					lo = 0
 				}
 				if v < lo {
@@ -960,8 +976,12 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 					pr.Keyspace = v
 				case "trials":
 					pr.Trials = v
-				case "max_trials":
-					pr.MaxTrials = v
+				case "replicates":
+					pr.Replicates = v
+				case "windows":
+					pr.Windows = v
+				case "axis_replicates":
+					pr.AxisReplicates = v
 				}
 			case "duration", "budget":
 				if d, ok := c.duration(f.v, fp, false); ok {
@@ -977,8 +997,11 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 				}
 			}
 		}
-		if pr.MaxTrials < pr.Trials {
-			c.errf(p.k, path, "max_trials (%d) is less than trials (%d)", pr.MaxTrials, pr.Trials)
+		if pr.Replicates%2 != 0 {
+			c.errf(p.k, path, "replicates (%d) must be even: each pair is measured with the sides swapped in half of its replicates", pr.Replicates)
+		}
+		if pr.AxisReplicates%2 != 0 {
+			c.errf(p.k, path, "axis_replicates (%d) must be even: the sides are swapped in half of them", pr.AxisReplicates)
 		}
 		out[p.key] = pr
 	}

@@ -103,12 +103,31 @@ type Profile struct {
 	Pipelines []int         `json:"pipelines"` // pipeline depths
 	DataSize  int           `json:"data_size"` // bytes
 	Keyspace  int           `json:"keyspace"`
-	Duration  time.Duration `json:"duration"` // measured time per trial
-	Warmup    time.Duration `json:"warmup"`
-	Trials    int           `json:"trials"`     // minimum trials per (image, runtime, test)
-	MaxTrials int           `json:"max_trials"` // adaptive repetition stops here
-	Budget    time.Duration `json:"budget"`     // wall-clock budget for the whole bench stage
+	Duration  time.Duration `json:"duration"` // one measured window (co-scheduled) or trial (standalone)
+	Warmup    time.Duration `json:"warmup"`   // unmeasured load before a benchmark's first window
+
+	// The co-scheduled pairs that decide the ranking: each image against
+	// the primary reference, and the primary reference against itself
+	// (the A/A control), each in Replicates fresh pairs of containers
+	// (sides swapped in half), Windows measured windows per benchmark in
+	// each. Fixed before measuring: no result depends on when it stopped.
+	Replicates     int    `json:"replicates"`
+	Windows        int    `json:"windows"`
+	AxisReplicates int    `json:"axis_replicates"` // the primary reference under each other runtime vs the first (0 = no axes)
+	Runtimes       string `json:"runtimes"`        // where images are ranked: "first" (the first runtime) or "all"
+
+	// Trials is the number of standalone trials (one server alone) per
+	// image, runtime and benchmark: the absolute ops/s and latency, which
+	// co-scheduling distorts. They do not decide the ranking.
+	Trials int           `json:"trials"`
+	Budget time.Duration `json:"budget"` // safety stop: no new measurement starts after this long (the run is then incomplete, and says so)
 }
+
+// Profile.Runtimes values.
+const (
+	RuntimesFirst = "first"
+	RuntimesAll   = "all"
+)
 
 // Plan is a loaded, validated, expanded variants file.
 type Plan struct {

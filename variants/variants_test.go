@@ -252,7 +252,7 @@ func TestDefaultFile(t *testing.T) {
 		t.Errorf("clang16-o3-lto = %+v", lto)
 	}
 	q := p.Profiles["quick"]
-	if q.Duration != 2*time.Second || len(q.Tests) != 3 || q.Trials != 3 || q.Budget != 25*time.Minute {
+	if q.Duration != time.Second || len(q.Tests) != 3 || q.Replicates != 16 || q.Windows != 2 || q.Budget != 25*time.Minute {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(p.Runtimes) != 4 {
@@ -280,10 +280,10 @@ func TestBuiltinDefaults(t *testing.T) {
 		}
 	}
 	q, f := p.Profiles["quick"], p.Profiles["full"]
-	if q.Duration != 2*time.Second || q.Warmup != time.Second || q.Budget != 25*time.Minute || q.Keyspace != 100000 || q.MaxTrials != 5 || fmt.Sprint(q.Pipelines) != "[16]" {
+	if q.Duration != time.Second || q.Warmup != 300*time.Millisecond || q.Budget != 25*time.Minute || q.Keyspace != 100000 || q.Replicates != 16 || q.Windows != 2 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[16]" {
 		t.Errorf("quick = %+v", q)
 	}
-	if len(f.Tests) != 8 || f.Budget != 3*time.Hour || fmt.Sprint(f.Pipelines) != "[1 16]" || f.Trials != 5 || f.MaxTrials != 12 {
+	if len(f.Tests) != 8 || f.Budget != 3*time.Hour || fmt.Sprint(f.Pipelines) != "[16]" || f.Trials != 3 || f.Replicates != 48 || f.Runtimes != RuntimesFirst {
 		t.Errorf("full = %+v", f)
 	}
 	var rts []string
@@ -298,11 +298,11 @@ func TestBuiltinDefaults(t *testing.T) {
 		t.Errorf("defaults = %+v", v)
 	}
 	// A profile given partly keeps the built-in values for the rest.
-	p = mustParse(t, srcs+"variants: [{name: a}]\nprofiles: {full: {trials: 7, max_trials: 9}, mine: {tests: [incr]}}\n")
-	if f := p.Profiles["full"]; f.Trials != 7 || f.Duration != 10*time.Second || len(f.Tests) != 8 {
+	p = mustParse(t, srcs+"variants: [{name: a}]\nprofiles: {full: {trials: 7, replicates: 10}, mine: {tests: [incr]}}\n")
+	if f := p.Profiles["full"]; f.Trials != 7 || f.Duration != time.Second || len(f.Tests) != 8 {
 		t.Errorf("partial full = %+v", f)
 	}
-	if m := p.Profiles["mine"]; m.Name != "mine" || fmt.Sprint(m.Tests) != "[INCR]" || m.Duration != 2*time.Second {
+	if m := p.Profiles["mine"]; m.Name != "mine" || fmt.Sprint(m.Tests) != "[INCR]" || m.Duration != time.Second {
 		t.Errorf("custom profile = %+v", m)
 	}
 }

@@ -20,12 +20,13 @@ func init() { register(newCmdBench) }
 
 // benchOptions are the flags of `redis-variants bench`.
 type benchOptions struct {
-	Profile  string
-	Only     []string
-	Runtimes []string
-	Trials   int
-	Budget   time.Duration
-	Seed     int64
+	Profile    string
+	Only       []string
+	Runtimes   []string
+	Trials     int
+	Replicates int
+	Budget     time.Duration
+	Seed       int64
 }
 
 func newCmdBench(g *globals) *cobra.Command {
@@ -34,18 +35,23 @@ func newCmdBench(g *globals) *cobra.Command {
 		Use:   "bench",
 		Short: "Benchmark every built image under every runtime configuration",
 		Long: `Benchmark every successfully built image of a run (verified ones; images
-whose verification failed are skipped, never-verified ones are flagged)
-under every runtime configuration: a fresh container per trial, the server
-pinned to the runtime's server CPUs and the generator (this binary's
-loadgen, under taskset) to its client CPUs, a readiness wait and a warmup,
-then the measured window. Trials are interleaved across images in a
-shuffled round-robin; after the profile's minimum, more go to the pairs
-whose intervals still overlap, until they separate, reach max_trials or the
-budget is spent. Each trial is written at once to trials/...json; an
+whose verification failed are skipped, never-verified ones are flagged).
+
+The ranking comes from co-scheduled pairs: each image's server and the
+primary reference's (the plan's first reference) pinned to the same server
+CPUs and loaded at the same time by two generators (this binary's loadgen
+under taskset, half the clients each), each server's CPU time per operation
+read from its cgroup; the primary reference paired with itself is the A/A
+control. Each pair runs in the profile's number of replicates (fresh
+containers, sides swapped in half) with a fixed number of windows per test.
+Standalone trials (one server alone) give absolute ops/s and latency.
+
+The whole design and its order are drawn from --seed before anything runs;
+every window and trial is written at once to pairs/ and trials/, and an
 interrupted run resumes where it stopped. Waits for the machine lock so it
 never runs while a build does.`,
 		Example: `  redis-variants bench --profile quick
-  redis-variants bench --run runs/20261129-223300 --only gcc-o3 --only stock --runtime host --trials 3`,
+  redis-variants bench --run runs/20261129-223300 --only gcc-o3 --only stock --runtime host --replicates 4 --trials -1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd, g, o)
@@ -55,10 +61,19 @@ never runs while a build does.`,
 	f.StringVar(&o.Profile, "profile", "quick", "benchmark profile (quick, full, or one defined in the variants file)")
 	f.StringSliceVar(&o.Only, "only", nil, "benchmark only this variant or reference (repeatable, or comma-separated)")
 	f.StringSliceVar(&o.Runtimes, "runtime", nil, "use only this runtime configuration (repeatable, or comma-separated)")
-	f.IntVar(&o.Trials, "trials", 0, "minimum trials per image, runtime and test (default: the profile's)")
+	f.IntVar(&o.Trials, "trials", 0, "standalone trials per image, runtime and test (default: the profile's; -1 = none)")
+	f.IntVar(&o.Replicates, "replicates", 0, "co-scheduled replicates per pair, even (default: the profile's)")
 	f.DurationVar(&o.Budget, "budget", 0, "stop starting trials after this long (default: the profile's)")
 	f.Int64Var(&o.Seed, "seed", 0, "trial-order shuffle seed (default: from the clock; recorded in bench.json)")
 	return cmd
+}
+
+// primaryOf is the plan's primary reference: its first reference.
+func primaryOf(p *variants.Plan) string {
+	if len(p.References) > 0 {
+		return p.References[0].Name
+	}
+	return ""
 }
 
 // benchPlan returns the run's own plan.json when it has one, else the
@@ -133,20 +148,21 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions) error {
 	}
 	budget := o.Budget
 	sum, err := bench.Run(ctx, bench.Options{
-		Run:       run,
-		Engine:    eng,
-		Images:    kept,
-		Runtimes:  rts,
-		Profile:   prof,
-		Trials:    o.Trials,
-		MaxTrials: max(prof.MaxTrials, o.Trials),
-		Budget:    budget,
-		Seed:      o.Seed,
-		LockFile:  filepath.Join(g.State, "locks", "machine.lock"),
-		Log:       errw,
+		Run:        run,
+		Engine:     eng,
+		Images:     kept,
+		Runtimes:   rts,
+		Profile:    prof,
+		Primary:    primaryOf(plan),
+		Trials:     o.Trials,
+		Replicates: o.Replicates,
+		Budget:     budget,
+		Seed:       o.Seed,
+		LockFile:   filepath.Join(g.State, "locks", "machine.lock"),
+		Log:        errw,
 	})
-	fmt.Fprintf(cmd.OutOrStdout(), "bench: %d trial(s) done now, %d resumed, %d on disk, %d planned (minimum), %d failed, seed %d, %s\n",
-		sum.Done, sum.Resumed, sum.Total, sum.Planned, len(sum.Failures), sum.Seed, sum.Elapsed.Round(time.Second))
+	fmt.Fprintf(cmd.OutOrStdout(), "bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); seed %d, %s\n",
+		sum.Replicates, sum.PlannedReplicates, sum.Windows, len(sum.FailedReplicates), sum.Total, sum.Planned, len(sum.Failures), sum.Seed, sum.Elapsed.Round(time.Second))
 	if sum.BudgetSpent {
 		fmt.Fprintln(cmd.OutOrStdout(), "bench: the time budget ran out before every planned trial ran; run it again to continue")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/redis-variants/redis-variants/bench"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/report"
 	"github.com/redis-variants/redis-variants/results"
@@ -60,11 +61,15 @@ func runRank(cmd *cobra.Command, g *globals, primary string) error {
 	}
 	run := &results.Run{Dir: dir}
 	trials, errs := report.LoadTrials(run.Path("trials"))
-	if len(trials) == 0 {
+	reps, err := bench.LoadReplicates(run)
+	if err != nil {
+		return err
+	}
+	if len(trials) == 0 && len(reps) == 0 {
 		if len(errs) > 0 {
 			return fmt.Errorf("no readable trial in %s: %w", run.Path("trials"), errors.Join(errs...))
 		}
-		return fmt.Errorf("no trial in %s: run `redis-variants bench --run %s` first", run.Path("trials"), dir)
+		return fmt.Errorf("no trial in %s and no pair in %s: run `redis-variants bench --run %s` first", run.Path("trials"), run.Path("pairs"), dir)
 	}
 	ctx, th := rankContext(run, primary)
 	ctx.Generated = time.Now()
@@ -72,7 +77,7 @@ func runRank(cmd *cobra.Command, g *globals, primary string) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", e)
 		ctx.Notes = append(ctx.Notes, "left out: "+e.Error())
 	}
-	r := rank.Rank(trials, th)
+	r := rank.Rank(trials, reps, th)
 	if err := run.WriteJSON("ranking.json", r); err != nil {
 		return fmt.Errorf("writing ranking.json: %w", err)
 	}
@@ -107,13 +112,10 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	if run.ReadJSON("bench.json", &bj) == nil && bj.Profile != "" {
 		ctx.Profile = bj.Profile
 		if p, ok := plan.Profiles[bj.Profile]; ok {
-			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d, %s per trial after %s warm-up, %d to %d trials",
-				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Duration, p.Warmup, p.Trials, p.MaxTrials)
+			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates x %d windows of %s per test after %s warm-up (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
+				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, p.Windows, p.Duration, p.Warmup, p.Runtimes, p.AxisReplicates, p.Trials)
 			if p.Trials > 0 {
 				th.MinTrials = p.Trials
-			}
-			if p.MaxTrials > 0 {
-				th.MaxTrials = max(p.MaxTrials, th.MinTrials)
 			}
 		}
 	}

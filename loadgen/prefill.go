@@ -1,0 +1,48 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+)
+
+// KeyName is the name the tests give key number i of the keyspace
+// (redis-benchmark's "key:" followed by 12 zero-padded digits).
+func KeyName(i int) string {
+	b := []byte("key:000000000000")
+	put12(b[4:], uint64(i))
+	return string(b)
+}
+
+// Prefill sets every key of cfg's keyspace (key:000000000000 up to
+// Keyspace − 1) to a value of DataSize bytes, in pipelined MSET batches,
+// so that a GET test reads hits rather than an empty keyspace. It returns
+// how many keys it set (0 when Keyspace is 0: the tests then use one fixed
+// key, which Prefill sets too).
+func Prefill(ctx context.Context, cfg Config) (int, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return 0, fmt.Errorf("loadgen: %w", err)
+	}
+	ctl := cfg.control()
+	defer ctl.Close()
+	n := max(cfg.Keyspace, 1)
+	val := data(&cfg)
+	const batch = 1000
+	pipe := ctl.Pipeline()
+	for lo := 0; lo < n; lo += batch {
+		args := make([]any, 0, 2*batch)
+		for i := lo; i < min(lo+batch, n); i++ {
+			name := KeyName(i)
+			if cfg.Keyspace == 0 {
+				name = "key:" + randPlaceholder
+			}
+			args = append(args, name, val)
+		}
+		pipe.MSet(ctx, args...)
+		if pipe.Len() >= 20 || lo+batch >= n {
+			if _, err := pipe.Exec(ctx); err != nil {
+				return 0, fmt.Errorf("loadgen: prefilling %d keys on %s: %w", n, cfg.target(), err)
+			}
+		}
+	}
+	return n, nil
+}

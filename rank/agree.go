@@ -1,0 +1,93 @@
+package rank
+
+import (
+	"math"
+	"sort"
+)
+
+// ImageAgreement is one image's primary score in two runs and the z of
+// their difference.
+type ImageAgreement struct {
+	Image string  `json:"image"`
+	A     Num     `json:"a"` // ratio vs the primary reference in run A
+	B     Num     `json:"b"`
+	Z     Num     `json:"z"` // (log A − log B) / sqrt(se_A² + se_B²)
+	SEA   float64 `json:"se_a"`
+	SEB   float64 `json:"se_b"`
+}
+
+// Agreement compares two runs' primary families under one runtime.
+type Agreement struct {
+	Runtime string           `json:"runtime"`
+	Images  []ImageAgreement `json:"images"`
+	MaxAbsZ Num              `json:"max_abs_z"`
+	// Tau is Kendall's τ between the two runs' orders of the images whose
+	// scores separate (in both runs, their 95% intervals are disjoint),
+	// over the pairs of such images; TauAll is over every pair of images.
+	Tau      Num `json:"tau"`
+	TauPairs int `json:"tau_pairs"`
+	TauAll   Num `json:"tau_all"`
+}
+
+// Agree compares the primary scores of two rankings under runtime rt.
+func Agree(a, b Ranking, rt string) Agreement {
+	ag := Agreement{Runtime: rt, MaxAbsZ: nan, Tau: nan, TauAll: nan}
+	prim := func(r Ranking) map[string]PairResult {
+		m := map[string]PairResult{}
+		for _, p := range r.Pairs {
+			if p.Family == FamilyPrimary && p.Runtime == rt {
+				m[p.Image] = p
+			}
+		}
+		return m
+	}
+	pa, pb := prim(a), prim(b)
+	var names []string
+	for n := range pa {
+		if _, ok := pb[n]; ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	maxZ := math.NaN()
+	for _, n := range names {
+		x, y := pa[n], pb[n]
+		z := (x.LogMean - y.LogMean) / math.Sqrt(x.SE*x.SE+y.SE*y.SE)
+		ag.Images = append(ag.Images, ImageAgreement{Image: n, A: x.Ratio, B: y.Ratio, Z: Num(z), SEA: x.SE, SEB: y.SE})
+		if !math.IsNaN(z) && (math.IsNaN(maxZ) || math.Abs(z) > maxZ) {
+			maxZ = math.Abs(z)
+		}
+	}
+	ag.MaxAbsZ = Num(maxZ)
+	sep := func(x, y PairResult) bool {
+		lx, hx := x.Interval(0.95)
+		ly, hy := y.Interval(0.95)
+		return hx < ly || hy < lx
+	}
+	var conc, disc, concAll, discAll int
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			ai, aj, bi, bj := pa[names[i]], pa[names[j]], pb[names[i]], pb[names[j]]
+			s := (ai.LogMean - aj.LogMean) * (bi.LogMean - bj.LogMean)
+			if s > 0 {
+				concAll++
+			} else if s < 0 {
+				discAll++
+			}
+			if sep(ai, aj) && sep(bi, bj) {
+				if s > 0 {
+					conc++
+				} else if s < 0 {
+					disc++
+				}
+			}
+		}
+	}
+	if n := conc + disc; n > 0 {
+		ag.Tau, ag.TauPairs = Num(float64(conc-disc)/float64(n)), n
+	}
+	if n := concAll + discAll; n > 0 {
+		ag.TauAll = Num(float64(concAll-discAll) / float64(n))
+	}
+	return ag
+}

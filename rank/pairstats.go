@@ -1,0 +1,490 @@
+package rank
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Families of a pair result.
+const (
+	FamilyPrimary   = "primary"   // score of an image vs the primary reference: Holm-corrected, decides the ranking
+	FamilySecondary = "secondary" // per-benchmark results and derived comparisons: uncorrected 95% intervals
+	FamilyControl   = "control"   // the A/A control: uncorrected, a significant one flags the run
+	FamilyAxis      = "axis"      // runtime axes: the same image under two runtimes
+)
+
+// Estimate is a mean log ratio over replicates with its interval. The
+// replicate (a fresh pair of containers) is the unit: windows of one
+// replicate share its containers and are averaged first. With both sides
+// measured at least twice the side (slot) effect is removed as in a
+// two-period crossover: the estimate is the mean of the two sides' means
+// and the error comes from the spread within each side (df = n − 2).
+type Estimate struct {
+	Ratio      Num     `json:"ratio"` // exp(mean log ratio): > 1 faster
+	Lo         Num     `json:"lo"`
+	Hi         Num     `json:"hi"`
+	Confidence float64 `json:"confidence"` // coverage of [Lo, Hi] (simultaneous over the family for primary results)
+	LogMean    float64 `json:"log_mean"`
+	SE         float64 `json:"se"` // standard error of LogMean
+	DF         float64 `json:"df"`
+	P          Num     `json:"p"`           // two-sided t test of ratio = 1
+	SignRankP  Num     `json:"sign_rank_p"` // Wilcoxon signed-rank over the windows: a cross-check
+	Replicates int     `json:"replicates"`
+	Windows    int     `json:"windows"`
+	Balanced   bool    `json:"balanced"`    // both sides measured ≥ 2 times: the side effect was removed
+	SideEffect float64 `json:"side_effect"` // estimated slot bias, log (slot A over slot B), 0 when unbalanced
+	WindowSD   float64 `json:"window_sd"`   // sd of the per-window log ratios around their replicate's mean
+}
+
+// estimate is the crossover estimate of the values v (one per replicate)
+// whose image side was in slot B where swapped is true.
+func estimate(v []float64, swapped []bool) (m, se, df, side float64, balanced bool) {
+	n := len(v)
+	if n == 0 {
+		return math.NaN(), math.NaN(), 0, 0, false
+	}
+	var a, b []float64
+	for i, x := range v {
+		if swapped[i] {
+			b = append(b, x)
+		} else {
+			a = append(a, x)
+		}
+	}
+	if len(a) >= 2 && len(b) >= 2 {
+		ma, mb := mean(a), mean(b)
+		ss := 0.0
+		for _, x := range a {
+			ss += (x - ma) * (x - ma)
+		}
+		for _, x := range b {
+			ss += (x - mb) * (x - mb)
+		}
+		df = float64(n - 2)
+		s2 := ss / df
+		se = math.Sqrt(s2 / 4 * (1/float64(len(a)) + 1/float64(len(b))))
+		return (ma + mb) / 2, se, df, (ma - mb) / 2, true
+	}
+	m = mean(v)
+	if n < 2 {
+		return m, math.NaN(), 0, 0, false
+	}
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	df = float64(n - 1)
+	return m, math.Sqrt(ss / df / float64(n)), df, 0, false
+}
+
+// makeEstimate fills an Estimate from replicate values at confidence conf.
+func makeEstimate(v []float64, swapped []bool, windows []float64, wsd float64, conf float64) Estimate {
+	m, se, df, side, bal := estimate(v, swapped)
+	e := Estimate{LogMean: m, SE: se, DF: df, Replicates: len(v), Windows: len(windows),
+		Balanced: bal, SideEffect: side, WindowSD: wsd, Confidence: conf,
+		Ratio: Num(math.Exp(m)), Lo: nan, Hi: nan, P: nan, SignRankP: Num(SignedRankP(windows))}
+	e.setInterval(conf)
+	return e
+}
+
+func (e *Estimate) setInterval(conf float64) {
+	e.Confidence = conf
+	if !(e.SE >= 0) || !(e.DF > 0) || math.IsNaN(e.LogMean) {
+		e.Lo, e.Hi, e.P = nan, nan, nan
+		return
+	}
+	if e.SE == 0 {
+		e.Lo, e.Hi = Num(math.Exp(e.LogMean)), Num(math.Exp(e.LogMean))
+		if e.LogMean == 0 {
+			e.P = 1
+		} else {
+			e.P = 0
+		}
+		return
+	}
+	t := studentQuantile(1-(1-conf)/2, e.DF)
+	e.Lo, e.Hi = Num(math.Exp(e.LogMean-t*e.SE)), Num(math.Exp(e.LogMean+t*e.SE))
+	e.P = Num(studentP(e.LogMean/e.SE, e.DF))
+}
+
+// HalfWidth is the interval's relative half-width: the smallest ratio
+// difference from 1 it can tell (0.01 = ±1%). NaN without an interval.
+func (e Estimate) HalfWidth() float64 {
+	if e.Lo.IsNaN() || e.Hi.IsNaN() {
+		return math.NaN()
+	}
+	return math.Sqrt(float64(e.Hi)/float64(e.Lo)) - 1
+}
+
+// derive is the difference a − b of two independent estimates (log),
+// with Welch–Satterthwaite degrees of freedom, at confidence conf.
+func derive(a, b Estimate, conf float64) Estimate {
+	e := Estimate{LogMean: a.LogMean - b.LogMean, Replicates: min(a.Replicates, b.Replicates),
+		Windows: min(a.Windows, b.Windows), Balanced: a.Balanced && b.Balanced, SignRankP: nan}
+	va, vb := a.SE*a.SE, b.SE*b.SE
+	e.SE = math.Sqrt(va + vb)
+	switch {
+	case va == 0 && vb == 0:
+		e.DF = math.Max(a.DF, b.DF)
+	case va == 0:
+		e.DF = b.DF
+	case vb == 0:
+		e.DF = a.DF
+	default:
+		e.DF = (va + vb) * (va + vb) / (va*va/a.DF + vb*vb/b.DF)
+	}
+	e.Ratio = Num(math.Exp(e.LogMean))
+	e.setInterval(conf)
+	return e
+}
+
+// PairResult is the analysis of one pair on one benchmark (Test != "") or
+// its score over every benchmark (Test == "").
+type PairResult struct {
+	PairKey
+	Kind     string `json:"kind"`
+	Test     string `json:"test,omitempty"`
+	Pipeline int    `json:"pipeline,omitempty"`
+	Family   string `json:"family"`
+	// Benchmarks is how many benchmarks the row covers (1 for a
+	// per-benchmark row).
+	Benchmarks int `json:"benchmarks"`
+	Estimate
+	PAdj    Num    `json:"p_adj"` // Holm over the primary family (primary results only)
+	Verdict string `json:"verdict"`
+	// SplitZ compares the estimate from odd windows with the one from even
+	// windows (score rows): |z| well above 2 means the windows disagree
+	// with themselves more than the interval admits.
+	SplitZ Num `json:"split_z"`
+	// Saturation is the median over windows of both servers' CPU shares
+	// summed: ≈ 1 per server CPU when both were saturated.
+	Saturation float64 `json:"saturation"`
+	Steal      float64 `json:"steal"` // median steal share over the windows
+}
+
+// Resolution is the precision the run achieved on the primary family.
+type Resolution struct {
+	Median Num `json:"median"` // median over the primary results of the interval's half-width (0.01 = ±1%)
+	Max    Num `json:"max"`    // the widest
+	N      int `json:"n"`
+}
+
+// Control is the A/A contrast of a runtime: the primary reference paired
+// with itself. Its true ratio is exactly 1.
+type Control struct {
+	Runtime string `json:"runtime"`
+	Estimate
+	Significant bool `json:"significant"` // uncorrected p < alpha: the run is not to be trusted
+	SplitZ      Num  `json:"split_z"`
+}
+
+type pairGroup struct {
+	key  PairKey
+	reps []Replicate
+}
+
+// pairValues is one pair's per-replicate values for one benchmark set:
+// benches == nil → the score (mean over the pair's benchmarks);
+// parity -1 all windows, 0 even, 1 odd.
+func pairValues(g pairGroup, benches []Bench, parity int) (v []float64, swapped []bool, windows []float64, wsd float64) {
+	ss, nres := 0.0, 0
+	for _, r := range g.reps {
+		per := map[Bench][]float64{}
+		for _, w := range r.Windows {
+			if parity >= 0 && w.Index%2 != parity {
+				continue
+			}
+			if math.IsNaN(w.LogRatio) || math.IsInf(w.LogRatio, 0) {
+				continue
+			}
+			per[w.Bench()] = append(per[w.Bench()], w.LogRatio)
+		}
+		var ms []float64
+		complete := true
+		for _, b := range benches {
+			ws := per[b]
+			if len(ws) == 0 {
+				complete = false
+				break
+			}
+			m := robustCentre(ws)
+			ms = append(ms, m)
+			for _, x := range ws {
+				windows = append(windows, x)
+				ss += (x - m) * (x - m)
+				nres++
+			}
+			nres-- // one degree of freedom per mean
+		}
+		if !complete || len(ms) == 0 {
+			continue
+		}
+		v = append(v, mean(ms))
+		swapped = append(swapped, r.Swapped)
+	}
+	if nres > 0 {
+		wsd = math.Sqrt(ss / float64(nres))
+	}
+	return v, swapped, windows, wsd
+}
+
+func (g pairGroup) benches() []Bench {
+	seen := map[Bench]bool{}
+	var out []Bench
+	for _, r := range g.reps {
+		for _, w := range r.Windows {
+			if !seen[w.Bench()] {
+				seen[w.Bench()] = true
+				out = append(out, w.Bench())
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Test != out[j].Test {
+			return out[i].Test < out[j].Test
+		}
+		return out[i].Pipeline < out[j].Pipeline
+	})
+	return out
+}
+
+func (g pairGroup) saturation(b *Bench) (sat, steal float64) {
+	var s, st []float64
+	for _, r := range g.reps {
+		for _, w := range r.Windows {
+			if b != nil && w.Bench() != *b {
+				continue
+			}
+			s = append(s, w.Image.CPUShare+w.Base.CPUShare)
+			st = append(st, w.Steal)
+		}
+	}
+	return NewSample(s).Median(), NewSample(st).Median()
+}
+
+// pairAnalysis is the analysis of every replicate of a run.
+type pairAnalysis struct {
+	results    []PairResult
+	controls   []Control
+	resolution Resolution
+	warnings   []Warning
+	runtimes   []string // runtimes with image pairs, sorted
+}
+
+func groupReplicates(reps []Replicate) []pairGroup {
+	by := map[PairKey]*pairGroup{}
+	var keys []PairKey
+	for _, r := range reps {
+		if r.Failed != "" && len(r.Windows) == 0 {
+			continue
+		}
+		g := by[r.PairKey]
+		if g == nil {
+			g = &pairGroup{key: r.PairKey}
+			by[r.PairKey] = g
+			keys = append(keys, r.PairKey)
+		}
+		g.reps = append(g.reps, r)
+	}
+	sort.Slice(keys, func(i, j int) bool { return pairKeyLess(keys[i], keys[j]) })
+	out := make([]pairGroup, len(keys))
+	for i, k := range keys {
+		g := by[k]
+		sort.Slice(g.reps, func(a, b int) bool { return g.reps[a].Rep < g.reps[b].Rep })
+		out[i] = *g
+	}
+	return out
+}
+
+func pairKeyLess(a, b PairKey) bool {
+	ka, kb := kindOrder(a.Kind()), kindOrder(b.Kind())
+	if ka != kb {
+		return ka < kb
+	}
+	if a.BaseRuntime != b.BaseRuntime {
+		return a.BaseRuntime < b.BaseRuntime
+	}
+	if a.Runtime != b.Runtime {
+		return a.Runtime < b.Runtime
+	}
+	if a.Base != b.Base {
+		return a.Base < b.Base
+	}
+	return a.Image < b.Image
+}
+
+func kindOrder(k string) int {
+	switch k {
+	case KindControl:
+		return 0
+	case KindImage:
+		return 1
+	}
+	return 2
+}
+
+// analysePairs turns replicates into results. Primary results (each
+// image's score against the primary reference, per runtime) are
+// Holm-corrected and printed with simultaneous (Bonferroni) intervals, so
+// an interval that excludes 1 always comes with a verdict that is not a
+// tie; every other result has an uncorrected interval at th.Confidence
+// whose verdict is read from that interval.
+func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
+	var pa pairAnalysis
+	groups := groupReplicates(reps)
+	rts := map[string]bool{}
+	var primIdx []int
+	for _, g := range groups {
+		kind := g.key.Kind()
+		benches := g.benches()
+		for i := range benches {
+			b := benches[i]
+			v, sw, ws, wsd := pairValues(g, []Bench{b}, -1)
+			sat, steal := g.saturation(&b)
+			fam := FamilySecondary
+			switch kind {
+			case KindControl:
+				fam = FamilyControl
+			case KindAxis:
+				fam = FamilyAxis
+			}
+			r := PairResult{PairKey: g.key, Kind: kind, Test: b.Test, Pipeline: b.Pipeline, Family: fam, Benchmarks: 1,
+				Estimate: makeEstimate(v, sw, ws, wsd, th.Confidence), PAdj: nan, SplitZ: nan, Saturation: sat, Steal: steal}
+			r.Verdict = intervalVerdict(r.Estimate)
+			pa.results = append(pa.results, r)
+		}
+		v, sw, ws, wsd := pairValues(g, benches, -1)
+		sat, steal := g.saturation(nil)
+		r := PairResult{PairKey: g.key, Kind: kind, PAdj: nan, Saturation: sat, Steal: steal, Benchmarks: len(benches),
+			Estimate: makeEstimate(v, sw, ws, wsd, th.Confidence), SplitZ: Num(splitZ(g, benches))}
+		switch kind {
+		case KindControl:
+			r.Family = FamilyControl
+			r.Verdict = intervalVerdict(r.Estimate)
+			c := Control{Runtime: g.key.Runtime, Estimate: r.Estimate, SplitZ: r.SplitZ,
+				Significant: !r.P.IsNaN() && float64(r.P) < th.Alpha}
+			pa.controls = append(pa.controls, c)
+			if c.Significant {
+				pa.warnings = append(pa.warnings, Warning{WarnControl, g.key.String(),
+					fmt.Sprintf("the A/A control (the primary reference against itself) came out %.4f [%.4f, %.4f], p = %.3g: two identical servers differ, so this run's verdicts are not to be trusted",
+						float64(c.Ratio), float64(c.Lo), float64(c.Hi), float64(c.P))})
+			}
+			if c.Replicates < 2 {
+				pa.warnings = append(pa.warnings, Warning{WarnControl, g.key.String(),
+					fmt.Sprintf("the A/A control has %d replicate(s): its spread cannot be judged", c.Replicates)})
+			}
+		case KindAxis:
+			r.Family = FamilyAxis
+			r.Verdict = intervalVerdict(r.Estimate)
+		default:
+			r.Family = FamilyPrimary
+			rts[g.key.Runtime] = true
+			primIdx = append(primIdx, len(pa.results))
+		}
+		if !r.Balanced && r.Replicates >= 2 {
+			pa.warnings = append(pa.warnings, Warning{WarnUnbalanced, g.key.String(),
+				fmt.Sprintf("sides not balanced (%d replicates): the slot bias is not removed from this estimate", r.Replicates)})
+		}
+		pa.results = append(pa.results, r)
+	}
+	// The primary family: Holm for the verdicts, Bonferroni for the
+	// printed intervals (simultaneous coverage).
+	m := len(primIdx)
+	ps := make([]float64, m)
+	for i, ix := range primIdx {
+		ps[i] = float64(pa.results[ix].P)
+	}
+	adj := Holm(ps)
+	var hw []float64
+	for i, ix := range primIdx {
+		r := &pa.results[ix]
+		p := r.P
+		conf := 1 - (1-th.Confidence)/float64(m)
+		r.setInterval(conf)
+		r.P = p
+		r.PAdj = Num(adj[i])
+		r.Verdict = Tie
+		if !math.IsNaN(adj[i]) && adj[i] < th.Alpha {
+			if r.LogMean > 0 {
+				r.Verdict = Faster
+			} else {
+				r.Verdict = Slower
+			}
+		}
+		if h := r.HalfWidth(); !math.IsNaN(h) {
+			hw = append(hw, h)
+		}
+	}
+	sort.Float64s(hw)
+	pa.resolution = Resolution{Median: nan, Max: nan, N: len(hw)}
+	if len(hw) > 0 {
+		pa.resolution.Median = Num(quantileSorted(hw, 0.5))
+		pa.resolution.Max = Num(hw[len(hw)-1])
+	}
+	for rt := range rts {
+		pa.runtimes = append(pa.runtimes, rt)
+	}
+	sort.Strings(pa.runtimes)
+	return pa
+}
+
+// intervalVerdict reads a verdict from an interval.
+func intervalVerdict(e Estimate) string {
+	switch {
+	case e.Lo.IsNaN() || e.Hi.IsNaN():
+		return Tie
+	case e.Lo > 1:
+		return Faster
+	case e.Hi < 1:
+		return Slower
+	}
+	return Tie
+}
+
+// splitZ compares the score from even-numbered windows with the one from
+// odd-numbered windows.
+func splitZ(g pairGroup, benches []Bench) float64 {
+	v0, s0, _, _ := pairValues(g, benches, 0)
+	v1, s1, _, _ := pairValues(g, benches, 1)
+	m0, se0, _, _, _ := estimate(v0, s0)
+	m1, se1, _, _, _ := estimate(v1, s1)
+	den := math.Sqrt(se0*se0 + se1*se1)
+	if math.IsNaN(den) || den == 0 {
+		return math.NaN()
+	}
+	return (m0 - m1) / den
+}
+
+// result finds a result of the analysis.
+func (pa *pairAnalysis) result(k PairKey, b *Bench) (PairResult, bool) {
+	for _, r := range pa.results {
+		if r.PairKey != k {
+			continue
+		}
+		if b == nil && r.Test == "" || b != nil && r.Test == b.Test && r.Pipeline == b.Pipeline {
+			return r, true
+		}
+	}
+	return PairResult{}, false
+}
+
+// robustCentre is the centre of one replicate's windows on one benchmark:
+// the median, so that a single window hit by a steal burst or a stall does
+// not move the replicate (the mean for two windows or fewer).
+func robustCentre(ws []float64) float64 {
+	if len(ws) <= 2 {
+		return mean(ws)
+	}
+	s := append([]float64(nil), ws...)
+	sort.Float64s(s)
+	return quantileSorted(s, 0.5)
+}
+
+// Interval returns the estimate's t interval of the ratio at confidence
+// conf (NaN without an error estimate).
+func (e Estimate) Interval(conf float64) (lo, hi float64) {
+	c := e
+	c.setInterval(conf)
+	return float64(c.Lo), float64(c.Hi)
+}
