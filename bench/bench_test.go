@@ -627,3 +627,43 @@ func TestPairsWithoutCgroup(t *testing.T) {
 		t.Fatalf("%d servers left", e.live())
 	}
 }
+
+// TestPairsUnsaturatedAreMeasuredAgainThenGivenUp: windows whose servers
+// were not both saturated are recorded with the reason and measured again;
+// after three failures the replicate is given up, reported, and the bench
+// goes on with the others.
+func TestPairsUnsaturatedAreMeasuredAgainThenGivenUp(t *testing.T) {
+	e := newProcEngine(t)
+	o := testOptions(t, e, twoImages())
+	o.Trials = -1
+	o.Profile.Replicates, o.Profile.Windows = 2, 1
+	var n atomic.Uint64
+	o.CPU = func(string) (uint64, error) { return n.Add(1000), nil } // a microsecond per read: never saturated
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Replicates != 4 || len(sum.FailedReplicates) != 4 || sum.Windows != 0 {
+		t.Fatalf("summary %+v: want 4 replicates, all given up", sum)
+	}
+	reps, _ := LoadReplicates(o.Run)
+	for _, r := range reps {
+		if len(r.Rejected) != maxWindowAttempts || !strings.Contains(r.Rejected[0].Reason, "not saturated") || !strings.Contains(r.Failed, "3 times") {
+			t.Errorf("%s #%d: rejected %+v, failed %q", r.PairKey, r.Rep, r.Rejected, r.Failed)
+		}
+	}
+	rk := rank.Rank(nil, reps, rank.DefaultThresholds())
+	if len(rk.Standings) != 0 {
+		t.Errorf("standings from given-up replicates: %+v", rk.Standings)
+	}
+	if e.live() != 0 {
+		t.Fatalf("%d servers left", e.live())
+	}
+}
+
+func TestFairAxis(t *testing.T) {
+	host := variants.Runtime{Name: "host", Network: "host"}
+	if !FairAxis(host, variants.Runtime{Network: "unix"}) || FairAxis(host, variants.Runtime{Network: "bridge"}) {
+		t.Fatal("FairAxis: want unix fair, bridge not")
+	}
+}

@@ -146,9 +146,14 @@ type CellSummary struct {
 	P99Ms          float64 `json:"p99_ms"`
 	P999Ms         float64 `json:"p999_ms"`
 	ClientCPUShare float64 `json:"client_cpu_share"` // median over trials
-	RSSBytes       int64   `json:"rss_bytes"`        // median over trials
-	Errors         int64   `json:"errors"`           // total over trials
-	Requests       int64   `json:"requests"`         // total over trials
+	// MachineCPUNsPerOp and ProxyCPUNsPerOp are medians over the trials of
+	// the whole machine's busy CPU per operation and docker-proxy's (0
+	// without a proxy): the end-to-end cost of a runtime's path.
+	MachineCPUNsPerOp float64 `json:"machine_cpu_ns_per_op"`
+	ProxyCPUNsPerOp   float64 `json:"proxy_cpu_ns_per_op"`
+	RSSBytes          int64   `json:"rss_bytes"` // median over trials
+	Errors            int64   `json:"errors"`    // total over trials
+	Requests          int64   `json:"requests"`  // total over trials
 }
 
 // Comparison is one image against one reference on one benchmark under
@@ -515,6 +520,7 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 	}
 	r.Method = MethodPairs
 	r.Pairs, r.Controls, r.Resolution = pa.results, nonNilControls(pa.controls), pa.resolution
+	r.Warnings = collapseStandalone(r.Warnings)
 	r.Warnings = append(r.Warnings, pa.warnings...)
 	r.Warnings = append(r.Warnings, disagreements(&pa, r.Comparisons)...)
 	for _, c := range pa.controls {
@@ -589,6 +595,33 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 	return r
 }
 
+// collapseStandalone replaces the per-cell warnings about standalone
+// trials (few trials, high spread, underpowered) with one line per kind:
+// with pairs deciding the ranking they qualify only the absolute figures.
+func collapseStandalone(ws []Warning) []Warning {
+	count := map[string]int{}
+	var out []Warning
+	for _, w := range ws {
+		switch w.Kind {
+		case WarnFewTrials, WarnHighSpread, WarnUnderpowered:
+			count[w.Kind]++
+		default:
+			out = append(out, w)
+		}
+	}
+	msg := map[string]string{
+		WarnFewTrials:    "%d standalone cell(s) have fewer trials than an interval of their median needs: their absolute figures are single measurements",
+		WarnHighSpread:   "%d standalone cell(s) vary by more than the CV threshold: their absolute figures are noisy",
+		WarnUnderpowered: "%d group(s) of standalone comparisons cannot reach significance with so few trials: they are ties whatever the data (the ranking comes from the pairs)",
+	}
+	for _, k := range []string{WarnFewTrials, WarnHighSpread, WarnUnderpowered} {
+		if count[k] > 0 {
+			out = append(out, Warning{k, "standalone", fmt.Sprintf(msg[k], count[k])})
+		}
+	}
+	return out
+}
+
 func nonNilControls(c []Control) []Control {
 	if c == nil {
 		return []Control{}
@@ -620,7 +653,7 @@ func (d *dataset) summaries() []CellSummary {
 	out := make([]CellSummary, 0, len(d.order))
 	for _, c := range d.order {
 		cd := d.cells[c]
-		var cpu, p50, p99, p999, share []float64
+		var cpu, p50, p99, p999, share, mach, proxy []float64
 		var rss []float64
 		s := CellSummary{Cell: c, Reference: cd.ref, N: len(cd.ops)}
 		for _, t := range cd.trials {
@@ -631,6 +664,8 @@ func (d *dataset) summaries() []CellSummary {
 			p99 = append(p99, t.P99Ms)
 			p999 = append(p999, t.P999Ms)
 			share = append(share, t.ClientCPUShare)
+			mach = append(mach, t.MachineCPUNsPerOp)
+			proxy = append(proxy, t.ProxyCPUNsPerOp)
 			rss = append(rss, float64(t.RSSBytes))
 			s.Errors += t.Errors
 			s.Requests += t.Requests
@@ -645,6 +680,8 @@ func (d *dataset) summaries() []CellSummary {
 		s.P99Ms = NewSample(p99).Median()
 		s.P999Ms = NewSample(p999).Median()
 		s.ClientCPUShare = NewSample(share).Median()
+		s.MachineCPUNsPerOp = NewSample(mach).Median()
+		s.ProxyCPUNsPerOp = NewSample(proxy).Median()
 		s.RSSBytes = int64(NewSample(rss).Median())
 		out = append(out, s)
 	}
@@ -683,6 +720,15 @@ func (d *dataset) warnings(cells []CellSummary) []Warning {
 			fmt.Sprintf("primary reference %q has no trials; ranking against %q", d.th.Primary, d.primary())})
 	}
 	for _, rt := range d.runtimes {
+		imgs := 0
+		for _, im := range d.images {
+			if d.shared(im, im, rt) > 0 {
+				imgs++
+			}
+		}
+		if imgs < 2 {
+			continue // one image under this runtime (the primary reference, for the runtime paths): nothing is compared
+		}
 		for _, b := range d.benches {
 			has := false
 			for _, im := range d.images {

@@ -117,3 +117,46 @@ func pairsSection(r rank.Ranking) string {
 	b.WriteString("\n")
 	return b.String()
 }
+
+// pathsSection compares the runtime paths for the primary reference: the
+// standalone trials' end-to-end ops/s and CPU per operation (the server's,
+// the whole machine's, docker-proxy's) under every runtime, and the
+// co-scheduled axis rows (the server's own CPU per operation on each path,
+// side by side) where the pair is a fair contest.
+func pathsSection(r rank.Ranking) string {
+	if len(r.Pairs) == 0 || len(r.Runtimes) < 2 {
+		return ""
+	}
+	prim := ""
+	for _, p := range r.Pairs {
+		if p.Kind == rank.KindControl || p.Kind == rank.KindAxis {
+			prim = p.Base
+			break
+		}
+	}
+	if prim == "" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Runtime paths (`%s`)\n\n", prim)
+	b.WriteString("The runtime configuration changes the path, not the build. Standalone figures (one server alone): end-to-end ops/s and the CPU each operation costs the server, docker-proxy (a host process outside the server's cgroup, unpinned: its CPU lands on whichever core the scheduler picks) and the whole machine (server, generator, proxy, kernel). The co-scheduled column is the server's own CPU per operation on that path against the first runtime's, both servers on the same CPU at once; bridge networking is not co-scheduled, since docker-proxy takes the generators' CPU and neither server of such a pair can be saturated.\n\n")
+	b.WriteString("| runtime | benchmark | ops/s (standalone) | server ns/op | docker-proxy ns/op | machine ns/op | co-scheduled server-CPU ratio vs first runtime [95% CI] |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+	for _, rt := range r.Runtimes {
+		for _, bn := range r.Benches {
+			c, ok := r.Cell(rank.Cell{Image: prim, Runtime: rt, Test: bn.Test, Pipeline: bn.Pipeline})
+			if !ok {
+				continue
+			}
+			co := "–"
+			for _, p := range r.Pairs {
+				if p.Kind == rank.KindAxis && p.Runtime == rt && p.Test == bn.Test && p.Pipeline == bn.Pipeline {
+					co = fmt.Sprintf("%s [%s, %s] (%s vs %s)", num4(float64(p.Ratio)), num4(float64(p.Lo)), num4(float64(p.Hi)), p.Runtime, p.BaseRuntime)
+				}
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %.0f | %.0f | %.0f | %s |\n", rt, bn, ops(c.Ops.Center), c.CPUNsPerOp.Center, c.ProxyCPUNsPerOp, c.MachineCPUNsPerOp, co)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}

@@ -209,6 +209,7 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 		b.WriteString("No trials to rank.\n\n")
 	}
 	b.WriteString(pairsSection(r))
+	b.WriteString(pathsSection(r))
 	for _, rt := range r.Runtimes {
 		if r.Method == rank.MethodPairs {
 			fmt.Fprintf(&b, "## Standalone trials under `%s` (absolute figures; noisier, they do not decide the ranking)\n\n", rt)
@@ -380,11 +381,11 @@ func benchTable(r rank.Ranking, rt string, bn rank.Bench) string {
 	for _, ref := range r.References {
 		fmt.Fprintf(&b, " vs `%s` [CI] | p adj | verdict |", ref)
 	}
-	b.WriteString(" p50 ms | p99 ms | server CPU ns/op |\n|---|---|---:|---:|")
+	b.WriteString(" p50 ms | p99 ms | server CPU ns/op | machine CPU ns/op | docker-proxy ns/op |\n|---|---|---:|---:|")
 	for range r.References {
 		b.WriteString("---|---:|---|")
 	}
-	b.WriteString("---:|---:|---:|\n")
+	b.WriteString("---:|---:|---:|---:|---:|\n")
 	for _, c := range rows {
 		name := "`" + c.Image + "`"
 		if c.Reference {
@@ -411,7 +412,7 @@ func benchTable(r rank.Ranking, rt string, bn rank.Bench) string {
 		if c.CPUNsPerOp.N > 0 {
 			cpu = fmt.Sprintf("%.0f [%.0f, %.0f]", c.CPUNsPerOp.Center, c.CPUNsPerOp.Lo, c.CPUNsPerOp.Hi)
 		}
-		fmt.Fprintf(&b, " %.3f | %.3f | %s |\n", c.P50Ms, c.P99Ms, cpu)
+		fmt.Fprintf(&b, " %.3f | %.3f | %s | %.0f | %.0f |\n", c.P50Ms, c.P99Ms, cpu, c.MachineCPUNsPerOp, c.ProxyCPUNsPerOp)
 	}
 	return b.String()
 }
