@@ -144,8 +144,9 @@ func campaign(r *rand.Rand, nz noise, d design, truth map[string]float64, names 
 // TestSimulatedCampaigns runs the method on ≥ 500 simulated campaigns of
 // the quick profile under each kind of noise measured here and checks the
 // promises: an identical image ties (≥ 95%), a true 2% difference is found
-// (≥ 90%), intervals cover the truth (≥ 93%), and the A/A control's
-// uncorrected false alarms stay near their 5%.
+// (≥ 90%), intervals cover the truth (≥ 93%), the A/A control's
+// uncorrected false alarms stay near their 5%, and every printed interval
+// agrees with its verdict.
 func TestSimulatedCampaigns(t *testing.T) {
 	d := quickDesign(t)
 	if d.replicates < 4 || d.windows < 1 {
@@ -185,7 +186,7 @@ func TestSimulatedCampaigns(t *testing.T) {
 							covered++
 						}
 					}
-					if p.Verdict == Tie && (p.Lo > 1 || p.Hi < 1) {
+					if (p.Verdict == Tie) != (p.Lo <= 1 && 1 <= p.Hi) {
 						badPrint++
 					}
 					switch {
@@ -222,7 +223,7 @@ func TestSimulatedCampaigns(t *testing.T) {
 				t.Errorf("A/A control significant in %.1f%% of campaigns at α = 5%%", 100*frac(aaAlarm))
 			}
 			if badPrint > 0 {
-				t.Errorf("%d results print an interval that excludes 1 beside \"tie\"", badPrint)
+				t.Errorf("%d results print an interval that disagrees with their verdict (excludes 1 beside \"tie\", or includes 1 beside a verdict)", badPrint)
 			}
 		})
 	}

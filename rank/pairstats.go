@@ -388,19 +388,31 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 		}
 		pa.results = append(pa.results, r)
 	}
-	// The primary family: Holm for the verdicts, Bonferroni for the
-	// printed intervals (simultaneous coverage).
+	// The primary family: Holm-corrected verdicts, each printed with the
+	// interval at the level that matches its Holm decision: 1 − α·p/p_adj
+	// (for a t test and its t interval, the interval excludes 1 exactly
+	// when p < α·p/p_adj, i.e. when p_adj < α). An interval that excludes
+	// 1 therefore always has a verdict and one that includes 1 never has.
+	// The resolution is read from the simultaneous (Bonferroni) interval,
+	// the widest of these.
 	m := len(primIdx)
 	ps := make([]float64, m)
 	for i, ix := range primIdx {
 		ps[i] = float64(pa.results[ix].P)
 	}
 	adj := Holm(ps)
+	alpha := 1 - th.Confidence
 	var hw []float64
 	for i, ix := range primIdx {
 		r := &pa.results[ix]
 		p := r.P
-		conf := 1 - (1-th.Confidence)/float64(m)
+		if h := bonferroniHalfWidth(r.Estimate, th.Confidence, m); !math.IsNaN(h) {
+			hw = append(hw, h)
+		}
+		conf := 1 - alpha/float64(max(m, 1))
+		if !math.IsNaN(adj[i]) && adj[i] > 0 && float64(p) > 0 {
+			conf = 1 - alpha*float64(p)/adj[i]
+		}
 		r.setInterval(conf)
 		r.P = p
 		r.PAdj = Num(adj[i])
@@ -411,9 +423,6 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 			} else {
 				r.Verdict = Slower
 			}
-		}
-		if h := r.HalfWidth(); !math.IsNaN(h) {
-			hw = append(hw, h)
 		}
 	}
 	sort.Float64s(hw)
@@ -427,6 +436,14 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 	}
 	sort.Strings(pa.runtimes)
 	return pa
+}
+
+// bonferroniHalfWidth is the half-width of e's interval at the
+// simultaneous level for m comparisons.
+func bonferroniHalfWidth(e Estimate, conf float64, m int) float64 {
+	c := e
+	c.setInterval(1 - (1-conf)/float64(max(m, 1)))
+	return c.HalfWidth()
 }
 
 // intervalVerdict reads a verdict from an interval.

@@ -98,7 +98,7 @@ func pairsSection(r rank.Ranking) string {
 	}
 	var b strings.Builder
 	b.WriteString("## Co-scheduled pairs\n\n")
-	b.WriteString("Each row is an image's server against the base's on the same CPU at the same time: the ratio of the base's server CPU time per operation to the image's (> 1: the image is faster). Primary rows (an image's score over every benchmark) carry simultaneous intervals and Holm-corrected verdicts; every other row has an uncorrected 95% interval.\n\n")
+	b.WriteString("Each row is an image's server against the base's on the same CPU at the same time: the ratio of the base's server CPU time per operation to the image's (> 1: the image is faster). Primary rows (an image's score over every benchmark) carry Holm-corrected verdicts, each with its interval at the matching Holm level; every other row has an uncorrected 95% interval.\n\n")
 	b.WriteString("| pair | benchmark | family | ratio [CI] | verdict | p | sign-rank p | replicates | windows | window sd | side effect | saturation | split z |\n")
 	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range r.Pairs {

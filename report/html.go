@@ -322,7 +322,7 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 		for i, ref := range refs {
 			switch {
 			case st.Method == rank.MethodPairs && i == 0:
-				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [simultaneous 95% CI]", "verdict (Holm)")
+				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [Holm-adjusted CI]", "verdict (Holm)")
 			case st.Method == rank.MethodPairs:
 				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+", derived [95% CI]", "verdict")
 			default:
@@ -533,7 +533,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 {{end}}
 </section>
 {{end}}
-{{if .Pairs.Rows}}<section><h2>Co-scheduled pairs</h2><p>The ratio of the base's server CPU time per operation to the image's, both servers on the same CPU at the same time (&gt; 1: the image is faster). Score rows of images are the primary family (simultaneous intervals, Holm); the rest are uncorrected 95% intervals.</p>{{template "table" .Pairs}}</section>{{end}}
+{{if .Pairs.Rows}}<section><h2>Co-scheduled pairs</h2><p>The ratio of the base's server CPU time per operation to the image's, both servers on the same CPU at the same time (&gt; 1: the image is faster). Score rows of images are the primary family (Holm-corrected verdicts, each with the interval at its Holm level); the rest are uncorrected 95% intervals.</p>{{template "table" .Pairs}}</section>{{end}}
 <section>
 <h2>Runtime effects</h2>
 {{if .Axes.Rows}}{{.AxisChart}}{{template "table" .Axes}}{{else}}<p>No runtime axis could be measured: each needs both of its runtimes.</p>{{end}}
