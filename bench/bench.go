@@ -140,26 +140,7 @@ func safe(s string) string {
 
 // LoadTrials reads every trial of a run folder.
 func LoadTrials(run *results.Run) ([]rank.Trial, error) {
-	var out []rank.Trial
-	root := run.Path("trials")
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) && p == root {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".json") || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		rel, _ := filepath.Rel(run.Dir, p)
-		var t rank.Trial
-		if err := run.ReadJSON(rel, &t); err != nil {
-			return fmt.Errorf("reading trial: %w", err)
-		}
-		out = append(out, t)
-		return nil
-	})
+	out, err := results.ReadAll[rank.Trial](run, "trials")
 	if err != nil {
 		return nil, err
 	}

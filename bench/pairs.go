@@ -55,26 +55,7 @@ func PairRel(k rank.PairKey, rep int) string {
 // cannot be read is an error: a resumed run must not measure again what
 // it cannot see.
 func LoadReplicates(run *results.Run) ([]rank.Replicate, error) {
-	var out []rank.Replicate
-	root := run.Path("pairs")
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) && p == root {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".json") || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		rel, _ := filepath.Rel(run.Dir, p)
-		var r rank.Replicate
-		if err := run.ReadJSON(rel, &r); err != nil {
-			return fmt.Errorf("reading replicate: %w", err)
-		}
-		out = append(out, r)
-		return nil
-	})
+	out, err := results.ReadAll[rank.Replicate](run, "pairs")
 	if err != nil {
 		return nil, err
 	}

@@ -113,18 +113,9 @@ func pairStandings(pa *pairAnalysis, refs []string, th Thresholds) []Standings {
 		out[ix.si].Entries[ix.ei].SepP = Num(h[i])
 	}
 	for si := range out {
-		es := out[si].Entries
-		for i := range es {
-			if i == 0 {
-				es[i].Rank = 1
-				continue
-			}
-			if es[i].SepP.IsNaN() || float64(es[i].SepP) >= th.Alpha {
-				es[i].Rank = es[i-1].Rank
-			} else {
-				es[i].Rank = i + 1
-			}
-		}
+		assignRanks(out[si].Entries, func(_, e Entry) bool {
+			return !e.SepP.IsNaN() && float64(e.SepP) < th.Alpha
+		})
 	}
 	return out
 }

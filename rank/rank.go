@@ -1008,22 +1008,25 @@ func (d *dataset) standings(boot map[Cell][]float64) []Standings {
 		out[pr.si].Entries[pr.ei].SepP = Num(sepAdj[i])
 	}
 	for si := range out {
-		es := out[si].Entries
-		for i := range es {
-			if i == 0 {
-				es[i].Rank = 1
-				continue
-			}
-			up, e := es[i-1], es[i]
+		assignRanks(out[si].Entries, func(up, e Entry) bool {
 			overlap := !(e.Hi < up.Lo) || e.Hi.IsNaN() || up.Lo.IsNaN()
-			if overlap || e.SepP.IsNaN() || float64(e.SepP) >= d.th.Alpha {
-				es[i].Rank = up.Rank
-			} else {
-				es[i].Rank = i + 1
-			}
-		}
+			return !overlap && !e.SepP.IsNaN() && float64(e.SepP) < d.th.Alpha
+		})
 	}
 	return out
+}
+
+// assignRanks gives sorted entries competition ranks (1, 1, 3): an entry
+// shares the rank of the one above it unless separated says the two are
+// told apart.
+func assignRanks(es []Entry, separated func(up, e Entry) bool) {
+	for i := range es {
+		if i == 0 || separated(es[i-1], es[i]) {
+			es[i].Rank = i + 1
+		} else {
+			es[i].Rank = es[i-1].Rank
+		}
+	}
 }
 
 // pairP is the van Elteren p-value between images a and b under rt.

@@ -312,22 +312,9 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 	for _, st := range r.Standings {
 		hr := htmlRuntime{Name: st.Runtime, Chart: scoreChart(st)}
 		hr.Ranking.Head = []string{"Rank", "Image"}
-		refs := r.References
-		if st.Method == rank.MethodPairs && len(st.Entries) > 0 {
-			refs = nil
-			for _, s := range st.Entries[0].Versus {
-				refs = append(refs, s.Reference)
-			}
-		}
-		for i, ref := range refs {
-			switch {
-			case st.Method == rank.MethodPairs && i == 0:
-				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [Holm-adjusted CI]", "verdict (Holm)")
-			case st.Method == rank.MethodPairs:
-				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+", derived [95% CI]", "verdict")
-			default:
-				hr.Ranking.Head = append(hr.Ranking.Head, "vs "+ref+" [95% CI]", "verdict")
-			}
+		_, heads := versusColumns(r, st)
+		for _, h := range heads {
+			hr.Ranking.Head = append(hr.Ranking.Head, strings.ReplaceAll(h[0], "`", ""), h[1])
 		}
 		hr.Ranking.Head = append(hr.Ranking.Head, "benchmarks")
 		for _, e := range st.Entries {

@@ -291,10 +291,12 @@ func RankingTables(r rank.Ranking) string {
 	return b.String()
 }
 
-func standingTable(r rank.Ranking, st rank.Standings) string {
-	var b strings.Builder
-	b.WriteString("| Rank | Image |")
-	refs := r.References
+// versusColumns is the references a standings table compares with, in
+// order, and each one's two column titles (interval, verdict): for a
+// runtime ranked by pairs the primary reference's Holm-adjusted interval,
+// then the derived comparisons; else every reference's standalone score.
+func versusColumns(r rank.Ranking, st rank.Standings) (refs []string, heads [][2]string) {
+	refs = r.References
 	if st.Method == rank.MethodPairs && len(st.Entries) > 0 {
 		refs = nil
 		for _, s := range st.Entries[0].Versus {
@@ -304,12 +306,22 @@ func standingTable(r rank.Ranking, st rank.Standings) string {
 	for i, ref := range refs {
 		switch {
 		case st.Method == rank.MethodPairs && i == 0:
-			fmt.Fprintf(&b, " vs `%s` [Holm-adjusted CI] | verdict (Holm) |", ref)
+			heads = append(heads, [2]string{"vs `" + ref + "` [Holm-adjusted CI]", "verdict (Holm)"})
 		case st.Method == rank.MethodPairs:
-			fmt.Fprintf(&b, " vs `%s`, derived [95%% CI] | verdict |", ref)
+			heads = append(heads, [2]string{"vs `" + ref + "`, derived [95% CI]", "verdict"})
 		default:
-			fmt.Fprintf(&b, " vs `%s` [95%% CI] | verdict |", ref)
+			heads = append(heads, [2]string{"vs `" + ref + "` [95% CI]", "verdict"})
 		}
+	}
+	return refs, heads
+}
+
+func standingTable(r rank.Ranking, st rank.Standings) string {
+	var b strings.Builder
+	b.WriteString("| Rank | Image |")
+	refs, heads := versusColumns(r, st)
+	for _, h := range heads {
+		fmt.Fprintf(&b, " %s | %s |", h[0], h[1])
 	}
 	b.WriteString(" benchmarks |\n|---:|---|")
 	for range refs {

@@ -5,9 +5,11 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -115,4 +117,35 @@ func WriteFile(path string, data []byte) error {
 	}
 	ok = true
 	return nil
+}
+
+// ReadAll decodes every *.json file under the run folder's dir (recursively;
+// names starting with "." are skipped) as a T, in path order. A missing dir
+// gives none; a file that cannot be read or decoded is an error naming it,
+// so that a resumed run never measures again what it cannot see.
+func ReadAll[T any](r *Run, dir string) ([]T, error) {
+	var out []T
+	root := r.Path(dir)
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && p == root {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".json") || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		rel, _ := filepath.Rel(r.Dir, p)
+		var v T
+		if err := r.ReadJSON(rel, &v); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", root, err)
+	}
+	return out, nil
 }
