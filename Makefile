@@ -18,7 +18,7 @@ run: setup build
 
 ## test: every test, on the real daemons (does its own set-up)
 test: setup lint
-	go test -race -p 1 -timeout 40m $(GO_PKGS)
+	go test -race -count=1 -p 1 -timeout 40m $(GO_PKGS)
 
 ## unit: tests that need no daemon
 unit:
