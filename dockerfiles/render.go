@@ -256,7 +256,15 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	if opt0 == "" {
 		opt0 = "O2"
 	}
-	a.set("OPTIMIZATION", "-"+opt0)
+	optimization := "-" + opt0
+	if fam == variants.FamilyZig {
+		// zig cc would hand its clang -O2 for -O1/-O3/-Ofast: hand the
+		// spec's level on after it (the last -O wins), see ZigClangOpt.
+		if x := variants.ZigClangOpt(opt0); len(x) > 0 {
+			optimization += " " + strings.Join(x, " ")
+		}
+	}
+	a.set("OPTIMIZATION", optimization)
 
 	switch {
 	case fam == variants.FamilyZig && v.March == "":

@@ -316,6 +316,17 @@ func (r *resolver) warn(v Variant, eff layer) {
 		f := eff["opt"]
 		c.warnf(f.node, f.path, "-Ofast implies -ffast-math, which breaks the IEEE float semantics Redis relies on (INCRBYFLOAT, sorted-set scores)")
 	}
+	if v.Compiler.Family == FamilyZig {
+		if x := ZigClangOpt(v.Opt); len(x) > 0 {
+			f := eff["opt"]
+			if f.node == nil {
+				f = eff["compiler"]
+			}
+			got, _ := ZigCCLevel(v.Opt)
+			c.warnf(f.node, f.path, "zig cc %s compiles -%s at -%s (its ReleaseFast mode, with -DNDEBUG): the build hands -%s to its clang (%s) so that the binary is at the level named; verify reads it from the recorded command line",
+				v.Compiler.Version, v.Opt, got, v.Opt, strings.Join(x, " "))
+		}
+	}
 	for _, key := range []string{"cflags", "ldflags"} {
 		f := eff[key]
 		for i, flag := range f.list {
