@@ -357,7 +357,30 @@ func (c *Client) StartServer(ctx context.Context, s ServerSpec) (*Server, error)
 	case "host":
 		srv.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	case "bridge":
+		// The published port can show up in the inspection a moment after
+		// the start answers (seen once in CI): look again for up to 3 s,
+		// and say so if the container stopped meanwhile.
 		hp, err := publishedPort(ins.Container, port)
+		if err != nil && len(s.Cmd) > 0 {
+			// not a server (a one-shot command, e.g. the smoke test's
+			// cat): it may have exited already, ports and all
+			break
+		}
+		for i := 0; err != nil && i < 30; i++ {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+			again, ierr := c.api.ContainerInspect(ctx, created.ID, client.ContainerInspectOptions{})
+			if ierr != nil {
+				return nil, fmt.Errorf("%s: inspecting container: %w", what, ierr)
+			}
+			if st := again.Container.State; st != nil && !st.Running {
+				return nil, fmt.Errorf("%s: the container stopped (exit code %d) before its port was published", what, st.ExitCode)
+			}
+			hp, err = publishedPort(again.Container, port)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
