@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -72,11 +73,34 @@ type Result struct {
 	// Pushed and OCI are where else the image was exported, when asked.
 	Pushed string `json:"pushed,omitempty"`
 	OCI    string `json:"oci,omitempty"`
+
+	// Origin says how the image came to be: OriginBuilt, OriginPulled, or
+	// OriginRebuilt (an official reference no registry had, rebuilt from
+	// its recipe; PullError says why the pull failed).
+	Origin    string         `json:"origin,omitempty"`
+	Pulled    *engine.Pulled `json:"pulled,omitempty"`
+	PullError string         `json:"pull_error,omitempty"`
+	// Server is where the image keeps redis-server (pulled images: found
+	// by looking; built ones: where the recipe puts it).
+	Server string `json:"server,omitempty"`
 }
+
+// Result origins.
+const (
+	OriginBuilt   = "built"   // from its recipe
+	OriginPulled  = "pulled"  // by reference from a registry, not built
+	OriginRebuilt = "rebuilt" // an official reference's recipe, because no registry had its image
+)
+
+// ServerPaths are where images keep redis-server: the official images and
+// this tool's builds in /usr/local/bin, Debian's package in /usr/bin.
+var ServerPaths = []string{"/usr/local/bin/redis-server", "/usr/bin/redis-server"}
 
 // Engine is what the builder needs from Docker Engine (*engine.Client).
 type Engine interface {
 	Load(ctx context.Context, tarball io.Reader) error
+	Pull(ctx context.Context, ref string) (engine.Pulled, error)
+	Tag(ctx context.Context, src, dst string) error
 	ImageID(ctx context.Context, ref string) (string, error)
 	ImageLabels(ctx context.Context, ref string) (map[string]string, error)
 	CopyFileFromImage(ctx context.Context, image, path string) ([]byte, error)
@@ -95,6 +119,11 @@ type Options struct {
 	Progress io.Writer // console progress (nil = none)
 	Mode     string    // progress mode: auto, plain, tty, quiet ("" = auto)
 	Force    bool      // solve even when the image is up to date
+	NoPull   bool      // build official references from their recipe without trying to pull them
+	// PushAs pushes the named variants' images to these full references
+	// (registry/repository:tag) as well; set-up uses it to place the
+	// rebuilt official image in the local registry under Docker Hub's name.
+	PushAs map[string]string
 }
 
 // Builder builds variants on one buildkitd.
@@ -247,6 +276,21 @@ func (b *Builder) buildOne(ctx context.Context, v variants.Variant) Result {
 		return fail(err, nil)
 	}
 
+	if v.Pulls() && (v.Kind == variants.KindImage || !b.opt.NoPull) {
+		pr, err := b.pull(ctx, v, r)
+		if err == nil {
+			pr.Duration = time.Since(start)
+			pr.Finished = time.Now().UTC()
+			return pr
+		}
+		if v.Kind == variants.KindImage || ctx.Err() != nil {
+			writeLog(logPath, err.Error())
+			return fail(err, nil)
+		}
+		r.Origin, r.PullError = OriginRebuilt, err.Error()
+		b.say(v.Name, fmt.Sprintf("no registry has %s (%v): rebuilding it from the %s recipe", v.Image, err, v.Recipe))
+	}
+
 	ro := b.opt.Recipe
 	ro.Created = start
 	rec, err := dockerfiles.Render(v, ro)
@@ -260,7 +304,7 @@ func (b *Builder) buildOne(ctx context.Context, v variants.Variant) Result {
 		return fail(err, nil)
 	}
 
-	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" {
+	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" && b.opt.PushAs[v.Name] == "" {
 		if up, ok := b.upToDate(ctx, v, r); ok {
 			writeLog(logPath, fmt.Sprintf("uptodate: %s is in Docker Engine as %s with variant ID %s and recipe %s; nothing to build\n",
 				up.Image, up.ConfigDigest, v.ID, r.Recipe))
@@ -294,6 +338,10 @@ func (b *Builder) buildOne(ctx context.Context, v variants.Variant) Result {
 		r.BuildInfo = json.RawMessage(info)
 	}
 	r.Status = StatusOK
+	if r.Origin == "" {
+		r.Origin = OriginBuilt
+	}
+	r.Server = serverPath(rec.Target)
 	r.Duration = time.Since(start)
 	r.Finished = time.Now().UTC()
 	return r
@@ -306,7 +354,7 @@ func checkSources(rec dockerfiles.Recipe) error {
 	dir := rec.Contexts[dockerfiles.SourcesContext]
 	need := map[string]bool{}
 	switch rec.Target {
-	case dockerfiles.TargetRuntime, dockerfiles.TargetOfficial:
+	case dockerfiles.TargetRuntime, dockerfiles.TargetOfficial, dockerfiles.TargetOfficialAlpine:
 		need["REDIS_SHA256"] = true
 		if rec.BuildArgs["TOOLCHAIN"] == "zig" && rec.Target == dockerfiles.TargetRuntime {
 			need["ZIG_SHA256"] = true
@@ -345,6 +393,10 @@ func (b *Builder) upToDate(ctx context.Context, v variants.Variant, r Result) (R
 	}
 	up := r
 	up.Status, up.UpToDate, up.ConfigDigest, up.Labels = StatusOK, true, id, labels
+	if up.Origin == "" {
+		up.Origin = OriginBuilt
+	}
+	up.Server = serverPath(r.Target)
 	if found {
 		up.CachedSteps, up.TotalSteps, up.BuildInfo = prev.TotalSteps, prev.TotalSteps, prev.BuildInfo
 	}
@@ -464,6 +516,14 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		ref := b.opt.Push + "/" + r.Image
 		a := map[string]string{"name": ref, "push": "true"}
 		if insecureRegistry(b.opt.Push) {
+			a["registry.insecure"] = "true"
+		}
+		exports = append(exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})
+		r.Pushed = ref
+	}
+	if ref, ok := b.opt.PushAs[v.Name]; ok {
+		a := map[string]string{"name": ref, "push": "true"}
+		if host, _, _ := strings.Cut(ref, "/"); insecureRegistry(host) {
 			a["registry.insecure"] = "true"
 		}
 		exports = append(exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})

@@ -37,6 +37,8 @@ const (
 	TargetRuntime  = "runtime"
 	TargetStock    = "stock"
 	TargetOfficial = "official"
+	// TargetOfficialAlpine is the official Alpine recipe rebuilt on musl.
+	TargetOfficialAlpine = "official-alpine"
 )
 
 // BuildInfoPath is where every image keeps the build's own record of its
@@ -171,6 +173,14 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 		a.set("MALLOC", "jemalloc")
 		a.set("BUILD_TLS", "yes")
 		a.set("ISA_LEVEL", "v1")
+		if v.Recipe == variants.RecipeOfficialAlpine {
+			r.Target = TargetOfficialAlpine
+			a.set("OFFICIAL_BUILD", "official-alpine-build")
+			a.set("COMPILER_VERSION", "gcc on musl (Debian's default gcc with musl-gcc's specs, on "+base+")")
+			a.set("BUILD_TLS", "no")
+		}
+	case variants.KindImage:
+		return Recipe{}, fmt.Errorf("rendering %q: an image entry (%s) is pulled, not built: it has no recipe", v.Name, v.Image)
 	default:
 		return Recipe{}, fmt.Errorf("rendering %q: unknown kind %q", v.Name, v.Kind)
 	}
@@ -225,9 +235,15 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	switch fam {
 	case variants.FamilyGCC:
 		cc = "gcc-" + ver
+		if v.IsMusl() {
+			cc = "musl-gcc-" + ver // the toolchain's wrapper: gcc with musl-gcc's specs
+		}
 		a.set("GCC_VERSION", ver)
 		cflags = append(cflags, "-frecord-gcc-switches")
 	case variants.FamilyClang:
+		if v.IsMusl() {
+			return fmt.Errorf("clang has no musl sysroot here: build musl with gcc or zig")
+		}
 		cc = "clang-" + ver
 		a.set("CLANG_VERSION", ver)
 		cflags = append(cflags, "-frecord-command-line")
@@ -236,6 +252,9 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 			return fmt.Errorf("zig %s: no toolchain source (add a source named zig-%s)", ver, ver)
 		}
 		cc = "zigcc"
+		if v.IsMusl() {
+			cc = "zigcc-musl" // zig cc -target x86_64-linux-musl
+		}
 		a.set("ZIG_SHA256", pickCached(opt.SourcesDir, v.Toolchain))
 		// zig cc targets the build machine's CPU unless told otherwise,
 		// and traps on undefined behaviour at -O0: make its defaults match
@@ -395,6 +414,11 @@ func labels(v variants.Variant, opt Options, a *args) {
 	a.set("LTO", v.LTO)
 	a.set("ALLOCATOR", v.Allocator)
 	a.set("TLS", yesNo(v.TLS))
+	libc := v.Libc
+	if libc == "" {
+		libc = variants.LibcGlibc
+	}
+	a.set("LIBC", libc)
 	a.set("BUILD_CPU", opt.BuildCPU)
 	a.set("BUILD_LEVEL", opt.BuildLevel)
 	if _, ok := a.m["ISA_LEVEL"]; !ok {

@@ -57,6 +57,15 @@ func goldenVariants() []variants.Variant {
 		{Name: "official", Kind: variants.KindOfficial, ID: "222222222222", Redis: "7.0.15", Source: redisSrc,
 			Base: "debian:bookworm-slim", Compiler: variants.Compiler{Family: "gcc", Version: "12"},
 			Opt: "O2", LTO: "off", Allocator: variants.AllocJemalloc, TLS: true, Image: "redis:7.0.15"},
+		{Name: "official-alpine", Kind: variants.KindOfficial, ID: "333333333333", Redis: "7.0.15", Source: redisSrc,
+			Base: "debian:bookworm-slim", Compiler: variants.Compiler{Family: "gcc", Version: "12"},
+			Opt: "O2", LTO: "off", Allocator: variants.AllocJemalloc, Libc: variants.LibcMusl,
+			Image: "redis:7.0.15-alpine", Recipe: variants.RecipeOfficialAlpine},
+		tunedVariant("gcc-o3-musl", func(v *variants.Variant) { v.Opt, v.Libc = "O3", variants.LibcMusl }),
+		tunedVariant("zig-musl-libc", func(v *variants.Variant) {
+			v.Compiler = variants.Compiler{Family: "zig", Version: "0.11.0"}
+			v.Toolchain, v.Libc, v.Allocator = zig, variants.LibcMusl, variants.AllocLibc
+		}),
 	}
 }
 
@@ -123,6 +132,22 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (rerun with -update if the change is intended)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// An image entry is pulled: rendering it is an error that says so, and a
+// musl clang build is refused.
+func TestRenderRefuses(t *testing.T) {
+	opt := testOptions(t)
+	img := variants.Variant{Name: "theirs", Kind: variants.KindImage, ID: "444444444444", Image: "redis:7.2.4"}
+	if _, err := Render(img, opt); err == nil || !strings.Contains(err.Error(), "pulled, not built") {
+		t.Errorf("Render(image entry) = %v, want a pulled-not-built error", err)
+	}
+	musl := tunedVariant("clang-musl", func(v *variants.Variant) {
+		v.Compiler, v.Libc = variants.Compiler{Family: "clang", Version: "16"}, variants.LibcMusl
+	})
+	if _, err := Render(musl, opt); err == nil || !strings.Contains(err.Error(), "musl") {
+		t.Errorf("Render(clang musl) = %v, want a musl refusal", err)
 	}
 }
 

@@ -33,9 +33,10 @@ FROM scratch AS test-report
 COPY --from=test /report /
 
 # ------------------------------------------------------------ test-official
-# The official recipe keeps its compiled tree in /usr/src/redis: the same
-# suite against the official reference's own binaries.
-FROM official-build AS test-official
+# The official recipes keep their compiled tree in /usr/src/redis: the same
+# suite against the official reference's own binaries (OFFICIAL_BUILD names
+# the recipe's build stage: official-build or official-alpine-build).
+FROM ${OFFICIAL_BUILD} AS test-official
 USER root
 ENV DEBIAN_FRONTEND=noninteractive
 RUN set -eux; \

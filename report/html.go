@@ -369,13 +369,13 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 		p.Warnings = append(p.Warnings, e.Error())
 	}
 	if len(ctx.Images) > 0 {
-		p.Images.Head = []string{"Image", "kind", "compiler", "flags", "allocator", "build", "verify", "reference"}
+		p.Images.Head = []string{"Image", "kind", "compiler", "flags", "allocator", "build", "verify", "reference", "origin"}
 		for _, im := range ctx.Images {
 			ref := im.Image
 			if im.Digest != "" {
 				ref += " (" + shortDigest(im.Digest) + ")"
 			}
-			p.Images.Rows = append(p.Images.Rows, []htmlCell{{Text: im.Name}, {Text: im.Kind}, {Text: im.Compiler}, {Text: im.Flags}, {Text: im.Allocator}, {Text: im.Build}, {Text: im.Verify}, {Text: ref}})
+			p.Images.Rows = append(p.Images.Rows, []htmlCell{{Text: im.Name}, {Text: im.Kind}, {Text: im.Compiler}, {Text: im.Flags}, {Text: im.Allocator}, {Text: im.Build}, {Text: im.Verify}, {Text: ref}, {Text: im.Origin}})
 		}
 	}
 	p.Method = template.HTML(mdToHTML(methodSection(r, ctx)))

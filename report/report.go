@@ -41,6 +41,7 @@ type ImageInfo struct {
 	Flags     string `json:"flags,omitempty"`     // -O, -march, LTO, extra flags, one line
 	Allocator string `json:"allocator,omitempty"` // jemalloc, mimalloc, ...
 	Build     string `json:"build,omitempty"`     // build status and duration, e.g. "ok 3m12s"
+	Origin    string `json:"origin,omitempty"`    // built, pulled (reference, digest, platform) or rebuilt from a recipe (and why)
 	Verify    string `json:"verify,omitempty"`    // verify status, e.g. "passed (quick)"
 }
 
@@ -526,13 +527,13 @@ func imagesSection(ctx Context) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("## Images\n\n| Image | kind | compiler | flags | allocator | build | verify | reference |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Images\n\n| Image | kind | compiler | flags | allocator | build | verify | reference | origin |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, im := range ctx.Images {
 		ref := im.Image
 		if im.Digest != "" {
 			ref += " (" + shortDigest(im.Digest) + ")"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", im.Name, im.Kind, im.Compiler, im.Flags, im.Allocator, im.Build, im.Verify, ref)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", im.Name, im.Kind, im.Compiler, im.Flags, im.Allocator, im.Build, im.Verify, ref, im.Origin)
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -13,6 +13,8 @@
 #   RV_MIN_FREE_MB  refuse to start with less free disk (default 8000)
 #   RV_SKIP_APT=1   do not install Debian packages
 #   RV_SEED_SUITES  Debian suites to seed as debian:<suite>-slim (default "bookworm trixie")
+#   RV_SEED_OFFICIAL  official references to rebuild into the local registry under
+#                   Docker Hub's name when Docker Hub cannot be reached (default "official")
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -101,7 +103,23 @@ wait_for() { # name seconds logfile command...
 	die "$name did not answer within ${secs}s (log: $log)"
 }
 
+# Docker Hub reachable? If not, the local registry stands in as its mirror,
+# for Docker Engine (registry-mirrors) and BuildKit alike: a Docker Hub name
+# (debian:bookworm-slim, redis:7.0.15) resolves from it as it would online.
+HUB=0
+if curl -s -m 5 -o /dev/null https://registry-1.docker.io/v2/; then HUB=1; fi
+MIRROR_FLAGS=()
+[ "$HUB" = 1 ] || MIRROR_FLAGS=(--registry-mirror "http://$REGISTRY")
+
 docker_up() { curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/_ping; }
+docker_mirrored() { # the running dockerd has the mirror this machine needs
+	[ "$HUB" = 1 ] || curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/info | grep -q "\"http://$REGISTRY/\""
+}
+if docker_up >/dev/null 2>&1 && ! docker_mirrored; then
+	say "restarting dockerd (it has no registry mirror for Docker Hub names)"
+	pkill -x dockerd || true
+	for _ in $(seq 150); do docker_up >/dev/null 2>&1 || break; sleep 0.2; done
+fi
 if docker_up >/dev/null 2>&1; then
 	say "dockerd answers"
 else
@@ -109,7 +127,7 @@ else
 	mkdir -p "$STATE/docker"
 	rm -f /var/run/docker.pid
 	PID=$(setsid dockerd --data-root "$STATE/docker" --host "unix://$DOCKER_SOCK" \
-		--insecure-registry "$REGISTRY" --pidfile /var/run/docker.pid \
+		--insecure-registry "$REGISTRY" "${MIRROR_FLAGS[@]}" --pidfile /var/run/docker.pid \
 		>"$LOGS/dockerd.log" 2>&1 </dev/null 9>&- & echo $!)
 	wait_for dockerd 60 "$LOGS/dockerd.log" docker_up
 	PID=
@@ -137,9 +155,6 @@ EOF
 	PID=
 fi
 
-# Docker Hub reachable? If not, the local registry stands in as its mirror.
-HUB=0
-if curl -s -m 5 -o /dev/null https://registry-1.docker.io/v2/; then HUB=1; fi
 
 mkdir -p "$STATE/buildkit"
 {
@@ -217,5 +232,17 @@ fi
 # --- sources -----------------------------------------------------------------
 say "filling the source cache ($STATE/cache/sources)"
 (cd "$ROOT" && "$RV" fetch --state "$STATE" -f "${RV_FILE:-variants.yaml}") || die "filling the source cache failed"
+
+# --- the official image, offline -------------------------------------------
+# With no Docker Hub, the official reference's recipe is rebuilt once and
+# placed in the local registry under Docker Hub's name (library/redis:7.0.15),
+# so that the reference is pulled through the mirror as it would be online.
+if [ "$HUB" = 0 ]; then
+	say "placing the rebuilt official image in the local registry (${RV_SEED_OFFICIAL:-official})"
+	(cd "$ROOT" && "$RV" seed-official --state "$STATE" --registry "$REGISTRY" -f "${RV_FILE:-variants.yaml}" \
+		--only "${RV_SEED_OFFICIAL:-official}") >"$LOGS/seed-official.log" 2>&1 ||
+		{ tail -20 "$LOGS/seed-official.log" >&2; die "seeding the official image failed (log: $LOGS/seed-official.log)"; }
+	tail -1 "$LOGS/seed-official.log" | sed 's/^/setup: /'
+fi
 
 say "ready in $(elapsed)s: dockerd unix://$DOCKER_SOCK, buildkitd unix://$BUILDKIT_SOCK, registry $REGISTRY"

@@ -28,6 +28,8 @@ type spec struct {
 	Allocator    string   `json:"allocator"`
 	TLS          bool     `json:"tls"`
 	Image        string   `json:"image"`
+	Libc         string   `json:"libc,omitempty"`   // "" for glibc: IDs from before musl are unchanged
+	Recipe       string   `json:"recipe,omitempty"` // "" for the Debian official recipe, likewise
 }
 
 // Spec returns the canonical JSON of the build-relevant fields of v.
@@ -38,6 +40,12 @@ func Spec(v Variant) []byte {
 		March: v.March, Mtune: v.Mtune, LTO: v.LTO,
 		CFlags: nonNil(v.CFlags), LDFlags: nonNil(v.LDFlags),
 		Allocator: v.Allocator, TLS: v.TLS, Image: v.Image,
+	}
+	if v.Libc != LibcGlibc {
+		s.Libc = v.Libc
+	}
+	if v.Recipe != RecipeOfficial {
+		s.Recipe = v.Recipe
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

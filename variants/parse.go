@@ -197,8 +197,8 @@ type rawFile struct {
 }
 
 var (
-	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "cflags", "ldflags", "allocator", "tls"}
-	variantFields   = append([]string{"name", "kind", "description"}, buildFields...)
+	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "cflags", "ldflags", "allocator", "tls", "libc"}
+	variantFields   = append([]string{"name", "kind", "description", "image"}, buildFields...)
 	referenceFields = []string{"name", "kind", "description", "base", "redis", "source", "image", "recipe"}
 	matrixFields    = append([]string{"name", "description", "axes", "include", "exclude"}, buildFields...)
 	includeFields   = append([]string{"name", "description"}, buildFields...)
@@ -207,7 +207,9 @@ var (
 	fallbackFields  = []string{"url", "sha256"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus"}
 	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials"}
-	kinds           = []string{KindVariant, KindDistro, KindOfficial}
+	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
+	recipes         = []string{RecipeOfficial, RecipeOfficialAlpine}
+	libcs           = []string{LibcGlibc, LibcMusl}
 )
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -460,7 +462,9 @@ func (c *collector) field(key string, n *yaml.Node, path string) (fval, bool) {
 			v.s, ok = c.enum(n, path, kinds)
 		}
 	case "recipe":
-		v.s, ok = c.enum(n, path, []string{"official"})
+		v.s, ok = c.enum(n, path, recipes)
+	case "libc":
+		v.s, ok = c.enum(n, path, libcs)
 	case "opt":
 		var s string
 		if s, ok = c.str(n, path); ok {

@@ -300,7 +300,36 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 		v.Allocator = f.s
 	}
 	v.TLS = eff["tls"].b
+	v.Libc = LibcGlibc
+	if f, ok := eff["libc"]; ok {
+		v.Libc = f.s
+	}
+	if v.Libc == LibcMusl {
+		r.checkMusl(v, eff, &ps)
+	}
 	return v, ps
+}
+
+// checkMusl refuses the musl builds that cannot work here, with the reason.
+func (r *resolver) checkMusl(v Variant, eff layer, ps *pendings) {
+	fl := eff["libc"]
+	at := func(key string) fval {
+		if f, ok := eff[key]; ok {
+			return f
+		}
+		return fl
+	}
+	if v.Compiler.Family == FamilyClang {
+		ps.add(at("compiler"), "libc musl: Debian packages no musl sysroot for clang; build musl with gcc (Debian's musl-gcc) or zig (its bundled musl)")
+	}
+	switch v.Allocator {
+	case AllocJemalloc, AllocLibc:
+	default:
+		ps.add(at("allocator"), "libc musl: allocator %s has no musl build here (Debian's library is built against glibc); with musl use jemalloc (Redis's bundled one, as the Alpine image does) or libc (musl's own malloc)", v.Allocator)
+	}
+	if v.TLS {
+		ps.add(at("tls"), "libc musl: tls needs OpenSSL built against musl, which Debian does not package")
+	}
 }
 
 // warn reports the questionable but valid choices in a tuned variant.
@@ -347,7 +376,7 @@ func (r *resolver) warn(v Variant, eff layer) {
 				c.warnf(n, path, "-ffast-math breaks the IEEE float semantics Redis relies on (INCRBYFLOAT, sorted-set scores)")
 			case strings.HasPrefix(flag, "-Werror"):
 				c.warnf(n, path, "%s: Redis's bundled dependencies (jemalloc, lua, hiredis) are known not to build warning-free", flag)
-			case flag == "-static" || flag == "-static-pie":
+			case (flag == "-static" || flag == "-static-pie") && !v.IsMusl():
 				c.warnf(n, path, "%s: a static glibc binary cannot use NSS (getaddrinfo) or dlopen, so modules will not load", flag)
 			case strings.HasPrefix(flag, "-fsanitize="):
 				if v.Allocator == AllocJemalloc || v.Allocator == AllocJemallocSystem {
@@ -384,6 +413,9 @@ func (r *resolver) variantEntry(e entry) (Variant, bool) {
 		}
 		return Variant{}, false
 	}
+	if _, img := e.l["image"]; img {
+		return r.imageEntry(e, fn, false)
+	}
 	eff := merge(r.rf.defaults, e.l)
 	v, ps := r.tuned(eff, at)
 	ok := r.checkName(fn)
@@ -410,15 +442,21 @@ func (r *resolver) reference(e entry) (Variant, bool) {
 	var ps pendings
 	kind := e.l["kind"].s
 	if kind == "" {
-		if _, img := e.l["image"]; img {
+		_, img := e.l["image"]
+		_, rec := e.l["recipe"]
+		switch {
+		case rec:
 			kind = KindOfficial
-		} else if _, rec := e.l["recipe"]; rec {
-			kind = KindOfficial
-		} else {
-			ps.add(at, "reference needs a kind (accepted: %s, %s)", KindDistro, KindOfficial)
+		case img:
+			kind = KindImage
+		default:
+			ps.add(at, "reference needs a kind (accepted: %s, %s, %s)", KindDistro, KindOfficial, KindImage)
 		}
 	}
-	v := Variant{Kind: kind, Name: fn.s, Description: e.l["description"].s, Pos: r.pos(e.node)}
+	if kind == KindImage {
+		return r.imageEntry(e, fn, true)
+	}
+	v := Variant{Kind: kind, Name: fn.s, Description: e.l["description"].s, Pos: r.pos(e.node), Reference: true}
 	v.Base = DefaultBase
 	fb, hasBase := e.l["base"]
 	if !hasBase {
@@ -435,7 +473,7 @@ func (r *resolver) reference(e entry) (Variant, bool) {
 	case KindVariant:
 		ps.add(e.l["kind"], "tuned variants belong under variants, not references")
 	case KindDistro:
-		for _, key := range []string{"source", "image", "recipe"} {
+		for _, key := range []string{"source", "image", "recipe", "libc"} {
 			if f, ok := e.l[key]; ok {
 				ps.add(f, "%s does not apply to a %s reference (it installs the base image's redis-server package)", key, KindDistro)
 			}
@@ -454,15 +492,64 @@ func (r *resolver) reference(e entry) (Variant, bool) {
 		if baseOK {
 			v.Compiler = Compiler{Family: FamilyGCC, Version: base.GCC[0]}
 		}
-		v.Opt, v.LTO, v.Allocator, v.TLS = "O2", "off", AllocJemalloc, true
+		v.Recipe = RecipeOfficial
+		if f, ok := e.l["recipe"]; ok {
+			v.Recipe = f.s
+		}
+		v.Opt, v.LTO, v.Allocator, v.TLS, v.Libc = "O2", "off", AllocJemalloc, true, LibcGlibc
+		suffix := ""
+		if v.Recipe == RecipeOfficialAlpine {
+			// Alpine's image: musl, the bundled jemalloc, Alpine's gcc,
+			// rebuilt here with Debian's musl-gcc; TLS off, as Debian has
+			// no musl OpenSSL (the pulled image has it).
+			v.Libc, v.TLS, suffix = LibcMusl, false, "-alpine"
+		}
 		v.Image = e.l["image"].s
 		if v.Image == "" && v.Redis != "" {
-			v.Image = "redis:" + v.Redis
+			v.Image = "redis:" + v.Redis + suffix
+		}
+		if f, ok := e.l["image"]; ok {
+			if err := CheckImageRef(v.Image); err != nil {
+				ps.add(f, "%v", err)
+			}
 		}
 	}
 	ok := r.checkName(fn)
 	ok = r.emit(ps, e.path, v.Name) && ok
 	ok = r.claim(v.Name, fn.node, fn.path, e.path) && ok
+	return v, ok
+}
+
+// imageEntry resolves an entry that names an existing image: a reference
+// of kind image, or an entry under variants ranked like a tuned one. The
+// image is pulled, never built, so build fields do not apply to it.
+func (r *resolver) imageEntry(e entry, fn fval, reference bool) (Variant, bool) {
+	var ps pendings
+	f := e.l["image"]
+	v := Variant{Kind: KindImage, Name: fn.s, Description: e.l["description"].s, Pos: r.pos(e.node), Image: f.s, Reference: reference}
+	for _, key := range append(append([]string(nil), buildFields...), "recipe", "kind") {
+		if key == "redis" {
+			continue
+		}
+		if g, ok := e.l[key]; ok && !(key == "kind" && g.s == KindImage) {
+			ps.add(g, "%s does not apply to an image entry: %s is pulled as it is, not built (to rebuild a recipe use kind official)", key, f.s)
+		}
+	}
+	if f.s == "" {
+		ps.add(f, "image needs a reference, e.g. redis:7.0.15 or registry.example.com/team/redis@sha256:<digest>")
+	} else if err := CheckImageRef(f.s); err != nil {
+		ps.add(f, "%v", err)
+	}
+	v.Redis = e.l["redis"].s
+	if v.Redis == "" {
+		v.Redis = RedisFromImage(f.s)
+	}
+	ok := r.checkName(fn)
+	ok = r.emit(ps, e.path, v.Name) && ok
+	ok = r.claim(v.Name, fn.node, fn.path, e.path) && ok
+	if !reference {
+		r.total++
+	}
 	return v, ok
 }
 
@@ -535,6 +622,8 @@ func expandName(tmpl string, v Variant) string {
 				return "tls"
 			}
 			return "notls"
+		case "libc":
+			return v.Libc
 		case "cflags":
 			return flagsName(v.CFlags)
 		case "ldflags":

@@ -10,6 +10,20 @@ const (
 	KindVariant  = "variant"        // a tuned build from source
 	KindDistro   = "distro-package" // the base image's own redis-server package
 	KindOfficial = "official"       // the Docker Hub official image, or its recipe rebuilt
+	KindImage    = "image"          // an existing image, pulled by reference and never built
+)
+
+// C libraries a from-source build links against.
+const (
+	LibcGlibc = "glibc" // the base image's own (Debian's glibc)
+	LibcMusl  = "musl"  // Debian's musl toolchain (musl-gcc) or zig cc's bundled musl: the Alpine image's libc
+)
+
+// Official recipes: how a KindOfficial reference is rebuilt when no
+// registry has its image.
+const (
+	RecipeOfficial       = "official"        // docker-library/redis's Debian recipe
+	RecipeOfficialAlpine = "official-alpine" // docker-library/redis's Alpine recipe, rebuilt on musl (a stand-in)
 )
 
 // Allocators.
@@ -73,8 +87,15 @@ type Variant struct {
 	LDFlags   []string `json:"ldflags,omitempty"`
 	Allocator string   `json:"allocator"`
 	TLS       bool     `json:"tls"`
-	Image     string   `json:"image,omitempty"` // for KindOfficial: the image to pull when reachable
+	Libc      string   `json:"libc,omitempty"`   // LibcGlibc (also "") or LibcMusl
+	Image     string   `json:"image,omitempty"`  // KindOfficial: the image to pull when a registry has it; KindImage: the image
+	Recipe    string   `json:"recipe,omitempty"` // KindOfficial: the recipe rebuilt when no registry has Image
 	Pos       Pos      `json:"pos,omitempty"`
+
+	// Reference is true for an entry of the file's references (the images
+	// the others are ranked against); an image entry under variants is
+	// ranked like a tuned variant.
+	Reference bool `json:"reference,omitempty"`
 
 	// Toolchain is the compiler's own source archive, for compilers that
 	// come from the source cache rather than the base image (zig).
@@ -83,8 +104,22 @@ type Variant struct {
 	Description string `json:"description,omitempty"`
 }
 
-// IsReference reports whether v is a reference rather than a tuned variant.
-func (v Variant) IsReference() bool { return v.Kind != KindVariant }
+// IsReference reports whether v is a reference rather than an image ranked
+// against the references. Records written before Reference existed have
+// only the kind.
+func (v Variant) IsReference() bool {
+	return v.Reference || v.Kind == KindDistro || v.Kind == KindOfficial
+}
+
+// IsMusl reports whether v is built against musl.
+func (v Variant) IsMusl() bool { return v.Libc == LibcMusl }
+
+// Pulls reports whether v's image is pulled by reference before anything
+// is built: always for KindImage, first for KindOfficial (which falls back
+// to its recipe).
+func (v Variant) Pulls() bool {
+	return v.Image != "" && (v.Kind == KindImage || v.Kind == KindOfficial)
+}
 
 // Runtime is one runtime configuration a benchmark runs an image under.
 type Runtime struct {

@@ -25,8 +25,17 @@ func render(p *Plan, err error) string {
 		return e.Error() + "\n"
 	}
 	for _, v := range p.All() {
-		fmt.Fprintf(&b, "%s kind=%s id=%s redis=%s source=%s base=%s compiler=%s opt=%s march=%s mtune=%s lto=%s cflags=%q ldflags=%q allocator=%s tls=%t image=%s toolchain=%s\n",
-			v.Name, v.Kind, v.ID, v.Redis, v.Source.Name, v.Base, v.Compiler, v.Opt, v.March, v.Mtune, v.LTO, v.CFlags, v.LDFlags, v.Allocator, v.TLS, v.Image, v.Toolchain.Name)
+		// libc, recipe and the reference flag only where they say more
+		// than the kind does, so the older goldens show the IDs unchanged.
+		extra := ""
+		if v.Libc == LibcMusl || (v.Recipe != "" && v.Recipe != RecipeOfficial) {
+			extra += fmt.Sprintf(" libc=%s recipe=%s", v.Libc, v.Recipe)
+		}
+		if v.Kind == KindImage {
+			extra += fmt.Sprintf(" reference=%t", v.IsReference())
+		}
+		fmt.Fprintf(&b, "%s kind=%s id=%s redis=%s source=%s base=%s compiler=%s opt=%s march=%s mtune=%s lto=%s cflags=%q ldflags=%q allocator=%s tls=%t image=%s toolchain=%s%s\n",
+			v.Name, v.Kind, v.ID, v.Redis, v.Source.Name, v.Base, v.Compiler, v.Opt, v.March, v.Mtune, v.LTO, v.CFlags, v.LDFlags, v.Allocator, v.TLS, v.Image, v.Toolchain.Name, extra)
 	}
 	for _, r := range p.Runtimes {
 		fmt.Fprintf(&b, "runtime %+v\n", r)
@@ -213,7 +222,7 @@ func TestDefaultFile(t *testing.T) {
 	for _, v := range p.All() {
 		names = append(names, v.Name)
 	}
-	want := "stock-debian official gcc-o3-native gcc-o3-native-mimalloc zig-o3-native clang16-o3-lto gcc-o3-x86-64-v3"
+	want := "stock-debian official official-alpine gcc-o3-native gcc-o3-native-mimalloc zig-o3-native clang16-o3-lto gcc-o3-x86-64-v3"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("names = %s\nwant    %s", got, want)
 	}
@@ -382,7 +391,7 @@ func TestSelect(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, err := p.Select(nil)
-	if err != nil || len(all) != 7 {
+	if err != nil || len(all) != 8 {
 		t.Fatalf("Select(nil) = %d, %v", len(all), err)
 	}
 	got, err := p.Select([]string{"official", "gcc-*", "gcc-o3-native"})

@@ -18,6 +18,7 @@ type BinaryInfo struct {
 	Needed       []string // DT_NEEDED shared libraries
 	Symbols      bool     // whether it has a symbol table (not stripped)
 	JemallocSyms bool     // defines je_malloc* symbols (a statically linked jemalloc, like Redis's bundled one)
+	Interp       string   // PT_INTERP, the dynamic loader ("" for a static binary)
 }
 
 // ReadBinary parses an ELF binary.
@@ -52,6 +53,14 @@ func ReadBinary(data []byte) (*BinaryInfo, error) {
 		return nil, err
 	}
 	info.Needed, _ = f.ImportedLibraries()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err == nil {
+				info.Interp = strings.TrimRight(string(b), "\x00")
+			}
+		}
+	}
 	if syms, err := f.Symbols(); err == nil && len(syms) > 0 {
 		info.Symbols = true
 		for _, s := range syms {
@@ -344,4 +353,36 @@ func AllocatorFromBinary(b *BinaryInfo) string {
 		return "" // stripped: cannot tell bundled jemalloc from libc
 	}
 	return variants.AllocLibc
+}
+
+// Libc is the C library the binary runs on, from its dynamic loader and
+// the libraries it needs: "glibc" (ld-linux, libc.so.6), "musl"
+// (ld-musl), "static" (no loader: musl when zig or musl-gcc linked it,
+// glibc's static link is warned against at plan time).
+func (b *BinaryInfo) Libc() string {
+	switch {
+	case strings.Contains(b.Interp, "ld-musl"):
+		return variants.LibcMusl
+	case strings.Contains(b.Interp, "ld-linux") || slices.Contains(b.Needed, "libc.so.6"):
+		return variants.LibcGlibc
+	case b.Interp == "" && len(b.Needed) == 0:
+		return "static"
+	}
+	return "unknown (loader " + b.Interp + ")"
+}
+
+// LibcCheck compares the C library the binary runs on with the spec: a
+// musl spec passes with musl's loader or a static binary that links no
+// glibc, a glibc spec only with glibc's.
+func LibcCheck(b *BinaryInfo, want string) Check {
+	if want == "" {
+		want = variants.LibcGlibc
+	}
+	got := b.Libc()
+	c := Check{Name: "libc", OK: got == want || (want == variants.LibcMusl && got == "static")}
+	c.Detail = fmt.Sprintf("spec %s; binary: %s (loader %q, needs %s)", want, got, b.Interp, orNone(b.Needed))
+	if !c.OK {
+		c.Detail = "MISMATCH: " + c.Detail
+	}
+	return c
 }

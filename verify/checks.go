@@ -39,32 +39,50 @@ func ServerBinary(v variants.Variant) string {
 // SET/GET, the Redis version, the allocator that runs, the compiler and
 // flags recorded in the binary, the user, the labels. Every check is run;
 // a check that cannot be done is a failed check saying why.
-func ImageChecks(ctx context.Context, e Engine, v variants.Variant, image string) []Check {
+func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) []Check {
 	var checks []Check
 	add := func(name string, ok bool, format string, a ...any) {
 		checks = append(checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
 	}
+	image := t.Image
+	server := t.Server
+	if server == "" {
+		server = ServerBinary(v)
+	}
 
 	labels, err := e.ImageLabels(ctx, image)
-	if err != nil {
+	switch {
+	case err != nil:
 		add("labels", false, "reading the image's labels: %v", err)
-	} else {
+	case t.Pulled != nil:
+		// A pulled image is someone else's: its identity is its digest.
+		what := "not built by redis-variants"
+		if labels[labelPrefix+"kind"] != "" {
+			what = fmt.Sprintf("its labels say redis-variants built it (%s %s, recipe %s)", labels[labelPrefix+"kind"], labels[labelPrefix+"name"], short(labels[labelPrefix+"recipe"]))
+		}
+		add("pulled", t.Pulled.Digest != "", "%s@%s for %s; %s", t.Pulled.Resolved, t.Pulled.Digest, t.Pulled.Platform, what)
+	default:
 		checks = append(checks, LabelChecks(labels, v)...)
 	}
 
-	bin, binErr := e.CopyFileFromImage(ctx, image, ServerBinary(v))
+	bin, binErr := e.CopyFileFromImage(ctx, image, server)
 	var info *BinaryInfo
 	if binErr == nil {
 		info, binErr = ReadBinary(bin)
 	}
-	if binErr != nil {
-		add("binary", false, "reading %s from the image: %v", ServerBinary(v), binErr)
-	} else if v.Kind == variants.KindVariant {
+	switch {
+	case binErr != nil:
+		add("binary", false, "reading %s from the image: %v", server, binErr)
+	case v.Kind == variants.KindVariant:
 		checks = append(checks, CompilerCheck(info, v.Compiler))
 		checks = append(checks, FlagChecks(info, v)...)
-	} else {
+		checks = append(checks, LibcCheck(info, v.Libc))
+	case v.Kind == variants.KindOfficial && t.Pulled == nil:
+		add("binary compiler", true, "reference (%s recipe): records %s", v.Recipe, strings.Join(info.Comments, " | "))
+		checks = append(checks, LibcCheck(info, v.Libc))
+	default:
 		// references are not built with recorded switches: say what they record.
-		add("binary compiler", true, "reference (%s): records %s", v.Kind, strings.Join(info.Comments, " | "))
+		add("binary compiler", true, "%s: records %s; runs on %s", kindText(v, t), strings.Join(info.Comments, " | "), info.Libc())
 	}
 
 	srv, err := e.StartServer(ctx, engine.ServerSpec{Image: image, Network: "host", Labels: map[string]string{labelPrefix + "verify": v.Name}})
@@ -250,6 +268,20 @@ func LabelChecks(labels map[string]string, v variants.Variant) []Check {
 		c.Detail = "MISMATCH: " + strings.Join(bad, "; ")
 	}
 	return []Check{c}
+}
+
+func kindText(v variants.Variant, t Target) string {
+	if t.Pulled != nil {
+		return "pulled image"
+	}
+	return "reference (" + v.Kind + ")"
+}
+
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	return d
 }
 
 func tailLines(s string, n int) string {

@@ -96,7 +96,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 			SourcesDir: sources, Log: &log},
 	}
 	start := time.Now()
-	r := vf.Verify(ctx, v, image)
+	r := vf.Verify(ctx, v, Target{Image: image})
 	t.Logf("verified %s in %s (suite %s: %s)\n%s", v.Name, time.Since(start).Round(time.Second), r.Suite.Duration.Round(time.Second), r.Suite.Note, log.String())
 	for _, c := range r.Checks {
 		t.Logf("check %-16s %v  %s", c.Name, c.OK, c.Detail)
@@ -118,7 +118,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 	bad := v
 	bad.Allocator = variants.AllocMimalloc
 	bad.Opt = "O3"
-	checks := ImageChecks(ctx, eng, bad, image)
+	checks := ImageChecks(ctx, eng, bad, Target{Image: image})
 	for _, name := range []string{"allocator", "binary -O level", "labels"} {
 		c := checkByName(checks, name)
 		if c.OK || !strings.Contains(c.Detail, "MISMATCH") {

@@ -46,9 +46,10 @@ type Report struct {
 	Variant  string        `json:"variant"`
 	ID       string        `json:"id"`
 	Image    string        `json:"image"`
-	Status   string        `json:"status"`  // "passed", "failed"
-	Profile  string        `json:"profile"` // quick, full
-	Suite    Suite         `json:"suite"`   // runtest in the build
+	Pulled   string        `json:"pulled,omitempty"` // repository@digest, when the image was pulled rather than built
+	Status   string        `json:"status"`           // "passed", "failed"
+	Profile  string        `json:"profile"`          // quick, full
+	Suite    Suite         `json:"suite"`            // runtest in the build
 	External *Suite        `json:"external,omitempty"`
 	Checks   []Check       `json:"checks"`
 	Problems []string      `json:"problems,omitempty"` // why Status is "failed", one line each

@@ -11,6 +11,7 @@ import (
 
 	bk "github.com/moby/buildkit/client"
 
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/sources"
 	"github.com/redis-variants/redis-variants/variants"
@@ -39,12 +40,27 @@ type Verifier struct {
 	Opt      Options
 }
 
-// Verify runs everything for variant v whose image is image, writes
+// Target is the image a verification runs against.
+type Target struct {
+	Image  string         // Docker Engine reference
+	Server string         // where the image keeps redis-server ("" = ServerBinary(v))
+	Pulled *engine.Pulled // set when the image was pulled rather than built
+	Redis  string         // the Redis version a pulled image declares, for a spec that names none
+}
+
+// Verify runs everything for variant v whose image is t, writes
 // verify/<name>.json and returns the report. It never returns early with
 // an error: every problem is in the report and fails it.
-func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, image string) Report {
+func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Report {
 	start := time.Now()
+	image := t.Image
+	if v.Redis == "" {
+		v.Redis = t.Redis
+	}
 	r := Report{Variant: v.Name, ID: v.ID, Image: image, Profile: vf.Opt.Profile}
+	if t.Pulled != nil {
+		r.Pulled = t.Pulled.Resolved + "@" + t.Pulled.Digest
+	}
 	if r.Profile == "" {
 		r.Profile = ProfileQuick
 	}
@@ -118,9 +134,12 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, image string
 	}
 
 	// 1. The suite inside the build.
-	if v.Kind == variants.KindDistro {
+	switch {
+	case v.Kind == variants.KindDistro:
 		r.Suite = Suite{Note: "not run: a distribution package has no build tree"}
-	} else {
+	case t.Pulled != nil:
+		r.Suite = Suite{Note: "not run: a pulled image has no build tree (Redis's suite runs against the running image)"}
+	default:
 		logf("running the %s suite in the build", r.Profile)
 		r.Suite = vf.buildSuite(ctx, v, r.Profile, known)
 		logf("suite: %d passed, %d failed, %d known, %d skipped, %d ignored in %s",
@@ -129,7 +148,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, image string
 
 	// 2. Checks on the finished image.
 	logf("checking the image")
-	r.Checks = append(r.Checks, ImageChecks(ctx, vf.Engine, v, image)...)
+	r.Checks = append(r.Checks, ImageChecks(ctx, vf.Engine, v, t)...)
 
 	// 3. The suite against the running image.
 	if !vf.Opt.NoExternal {

@@ -81,7 +81,7 @@ func runPlan(out, errw io.Writer, g *globals, o *planOptions) error {
 // writePlanTable prints one row per reference and variant.
 func writePlanTable(out io.Writer, plan *variants.Plan) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tID\tCOMPILER\tOPT\tMARCH\tMTUNE\tLTO\tFLAGS\tALLOCATOR\tTLS\tBASE\tSOURCE")
+	fmt.Fprintln(tw, "NAME\tKIND\tID\tCOMPILER\tOPT\tMARCH\tMTUNE\tLTO\tFLAGS\tALLOCATOR\tLIBC\tTLS\tBASE\tSOURCE")
 	for _, v := range plan.All() {
 		comp := "-"
 		if v.Compiler.Family != "" {
@@ -94,6 +94,10 @@ func writePlanTable(out io.Writer, plan *variants.Plan) error {
 		if v.Kind == variants.KindDistro {
 			src = "apt redis-server " + v.Redis
 		}
+		libc := dash(v.Libc)
+		if v.Kind == variants.KindImage {
+			src, libc = "pull "+v.Image, "-"
+		}
 		var flags []string
 		flags = append(flags, v.CFlags...)
 		for _, f := range v.LDFlags {
@@ -103,9 +107,9 @@ func writePlanTable(out io.Writer, plan *variants.Plan) error {
 		if v.TLS {
 			tls = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			v.Name, v.Kind, v.ID, comp, dash(v.Opt), dash(v.March), dash(v.Mtune), dash(v.LTO),
-			dash(strings.Join(flags, " ")), dash(v.Allocator), tls, v.Base, src)
+			dash(strings.Join(flags, " ")), dash(v.Allocator), libc, tls, dash(v.Base), src)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/builder"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/report"
 	"github.com/redis-variants/redis-variants/results"
@@ -125,12 +126,6 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	if th.Primary == "" && len(plan.References) > 0 {
 		th.Primary = plan.References[0].Name
 	}
-	type build struct {
-		Image        string        `json:"image"`
-		ConfigDigest string        `json:"config_digest"`
-		Status       string        `json:"status"`
-		Duration     time.Duration `json:"duration"`
-	}
 	type verify struct {
 		Status  string `json:"status"`
 		Profile string `json:"profile"`
@@ -150,12 +145,18 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 				flags = append(flags, "LTO "+v.LTO)
 			}
 			flags = append(flags, v.CFlags...)
+			if v.IsMusl() {
+				flags = append(flags, "libc musl")
+			}
 			info.Flags = strings.Join(flags, " ")
+		} else if v.IsMusl() {
+			info.Flags = "libc musl"
 		}
-		var b build
+		var b builder.Result
 		if readJSONFile(run.Path("builds", v.Name+".json"), &b) == nil {
 			info.Image, info.Digest = b.Image, b.ConfigDigest
 			info.Build = strings.TrimSpace(b.Status + " " + b.Duration.Round(time.Second).String())
+			info.Origin = origin(v, b)
 		}
 		var vr verify
 		if readJSONFile(run.Path("verify", v.Name+".json"), &vr) == nil {
@@ -171,6 +172,27 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		return ri && !rj
 	})
 	return ctx, th
+}
+
+// origin says where an image came from, for the report: pulled (with the
+// digest and platform), rebuilt from its recipe because no registry had
+// it (with why), or built.
+func origin(v variants.Variant, b builder.Result) string {
+	switch {
+	case b.Pulled != nil:
+		return fmt.Sprintf("pulled %s as %s@%s (%s)", b.Pulled.Ref, b.Pulled.Resolved, b.Pulled.Digest, b.Pulled.Platform)
+	case b.Origin == builder.OriginRebuilt:
+		why := b.PullError
+		if i := strings.LastIndex(why, ": "); i > 0 && len(why) > 120 {
+			why = why[i+2:]
+		}
+		return fmt.Sprintf("rebuilt from the %s recipe: no registry has %s (%s)", v.Recipe, v.Image, why)
+	case b.Status == builder.StatusOK && v.Kind == variants.KindOfficial:
+		return "built from the " + v.Recipe + " recipe (pulling was not tried)"
+	case b.Status == builder.StatusOK:
+		return "built"
+	}
+	return ""
 }
 
 func readJSONFile(path string, v any) error {

@@ -130,7 +130,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		case b.Variant.ID != v.ID:
 			r = notBuilt(run, v, o.Profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
 		default:
-			r = vf.Verify(ctx, v, b.Image)
+			r = vf.Verify(ctx, v, verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)})
 			if r.Status == verify.StatusInterrupted {
 				return fmt.Errorf("verifying %s: interrupted (nothing written for it; run again to verify it): %w", v.Name, ctx.Err())
 			}
