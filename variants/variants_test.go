@@ -406,7 +406,7 @@ func TestSelect(t *testing.T) {
 		t.Errorf("Select = %s", s)
 	}
 	_, err = p.Select([]string{"gcc-o3-nativ", "nope"})
-	if err == nil || !strings.Contains(err.Error(), `"gcc-o3-nativ" (did you mean "gcc-o3-native"?)`) || !strings.Contains(err.Error(), "accepted: stock-debian, official, gcc-o3-native") || !strings.Contains(err.Error(), `"nope"`) {
+	if err == nil || !strings.Contains(err.Error(), `"gcc-o3-nativ" (did you mean "gcc-o3-native"?)`) || !strings.Contains(err.Error(), "accepted: stock-debian, official, official-alpine, gcc-o3-native") || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown names: %v", err)
 	}
 }
