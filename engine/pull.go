@@ -80,6 +80,9 @@ func (c *Client) Pull(ctx context.Context, ref string) (Pulled, error) {
 		return p, fmt.Errorf("pulling %s: Docker Engine recorded no digest for %s (repo digests %v)", ref, r.Context().Name(), ins.RepoDigests)
 	}
 	if want := HostPlatform(); !strings.HasPrefix(p.Platform+"/", want+"/") {
+		// Docker Engine 20.10 pulls a single-platform image of another
+		// platform regardless: nothing here can run it, so it goes.
+		c.api.ImageRemove(context.WithoutCancel(ctx), ref, client.ImageRemoveOptions{PruneChildren: true})
 		return p, fmt.Errorf("pulling %s: the image is for %s, this machine runs %s", ref, p.Platform, want)
 	}
 	return p, nil

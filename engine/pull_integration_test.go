@@ -123,7 +123,9 @@ func TestPullFaults(t *testing.T) {
 		want      []string // each must be in the error (any of the alternatives split by |)
 	}{
 		{"missing", reg + "/redis-variants-test/none:" + tag, []string{"not found|unknown|manifest"}},
-		{"digest-mismatch", "redis@sha256:" + strings.Repeat("0", 64), []string{"not found|unknown|manifest|mismatch"}},
+		// A pinned digest the registry does not serve (Docker Engine checks
+		// what it is served against the pin; this one is served nothing).
+		{"digest-not-served", reg + "/library/redis@sha256:" + strings.Repeat("0", 64), []string{"not found|unknown|manifest|mismatch"}},
 		{"other-platform", armRef, []string{"arm64|platform"}},
 		{"refused-credentials", host + "/team/redis:7.0.15", []string{"unauthorized|authentication|401"}},
 	} {
@@ -147,5 +149,9 @@ func TestPullFaults(t *testing.T) {
 			}
 			t.Logf("%s: %v", tc.ref, err)
 		})
+	}
+	// The image for another platform is not left behind.
+	if ok, err := c.ImageExists(ctx, armRef); err != nil || ok {
+		t.Errorf("after the refused pull, Docker Engine still has %s (%v)", armRef, err)
 	}
 }
