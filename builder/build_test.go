@@ -18,10 +18,10 @@ import (
 )
 
 // The integration test builds cheap variants (-O1, libc malloc) with every
-// compiler family, the stock reference and one with a flag no compiler
-// knows, on the real buildkitd and Docker Engine. Cold (empty BuildKit
-// cache) it installs three toolchains and compiles Redis three times; warm
-// it takes seconds.
+// compiler family, on glibc and on musl (gcc through musl-gcc, zig's own
+// musl), the stock reference and one with a flag no compiler knows, on the
+// real buildkitd and Docker Engine. Cold (empty BuildKit cache) it installs
+// three toolchains and compiles Redis five times; warm it takes seconds.
 const integrationYAML = `
 sources:
   redis-7.0.15:
@@ -40,6 +40,8 @@ variants:
   - {name: clang-o1-libc, compiler: clang-16, opt: O1, allocator: libc}
   - {name: zig-o1-libc, compiler: zig-0.11.0, opt: O1, allocator: libc}
   - {name: gcc-badflag, compiler: gcc-12, opt: O1, allocator: libc, cflags: [-fthis-flag-does-not-exist]}
+  - {name: gcc-o1-musl-libc, compiler: gcc-12, opt: O1, allocator: libc, libc: musl}
+  - {name: zig-o1-musl-libc, compiler: zig-0.11.0, opt: O1, allocator: libc, libc: musl}
 `
 
 func TestBuildIntegration(t *testing.T) {
@@ -191,8 +193,15 @@ func checkImage(ctx context.Context, t *testing.T, eng *engine.Client, r Result)
 		want := map[string]string{variants.FamilyGCC: "gcc", variants.FamilyClang: "clang version 16", variants.FamilyZig: "clang version 16"}[r.Variant.Compiler.Family]
 		// zig cc would compile -O1 at -O2: the recipe hands -O1 on to its clang
 		opt := strings.Join(append([]string{"-O1"}, map[bool][]string{true: variants.ZigClangOpt("O1")}[r.Variant.Compiler.Family == variants.FamilyZig]...), " ")
-		if !strings.Contains(info["cc_version"], want) || info["optimization"] != opt || !strings.Contains(info["server_version"], "malloc=libc") {
+		libc := r.Variant.Libc
+		if libc == "" {
+			libc = variants.LibcGlibc
+		}
+		if !strings.Contains(info["cc_version"], want) || info["optimization"] != opt || !strings.Contains(info["server_version"], "malloc=libc") || info["libc"] != libc {
 			t.Errorf("%s: build info %v", name, info)
+		}
+		if r.Labels["io.redis-variants.libc"] != libc {
+			t.Errorf("%s: label libc=%q, want %q", name, r.Labels["io.redis-variants.libc"], libc)
 		}
 	}
 	srv, err := eng.StartServer(ctx, engine.ServerSpec{Image: r.Image, Network: "host"})

