@@ -34,8 +34,12 @@ variants:
 // TestMethodOnRealBuilds is the proof that the method works on real images
 // and real load: the same -O2 image under two names (A/A) must come out
 // tied, and a -O0 build of the same source must come out slower than -O2,
-// on LRANGE_100 (the server does real work per request), with the server
-// pinned to CPU 0 and the generator (this tool's own binary) to CPU 1.
+// on SET and GET, with the server pinned to CPU 0 and the generator (this
+// tool's own binary) to CPU 1. SET and GET, not LRANGE_100: on some CPUs of
+// this kind (AMD EPYC, 2026-12-01) the generator's CPU cannot keep two -O2
+// servers saturated on LRANGE_100 (their shares summed to 0.83-0.88 in a
+// third of the windows), so replicates were given up there and the run's
+// outcome depended on the machine.
 func TestMethodOnRealBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs buildkitd, Docker Engine and the source cache")
@@ -83,7 +87,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 			{Name: "o0", Ref: refs["method-o0"], Verified: "passed"},
 		},
 		Runtimes: []variants.Runtime{{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"}},
-		Profile: variants.Profile{Name: "method", Tests: []string{"LRANGE_100", "SET"}, Clients: 50, Pipelines: []int{16},
+		Profile: variants.Profile{Name: "method", Tests: []string{"SET", "GET"}, Clients: 50, Pipelines: []int{16},
 			DataSize: 3, Keyspace: 1000, Duration: time.Second, Warmup: 300 * time.Millisecond,
 			Replicates: 4, Windows: 2, Runtimes: variants.RuntimesFirst, Trials: 1},
 		Primary:   "o2-a",
