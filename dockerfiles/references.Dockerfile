@@ -84,9 +84,12 @@ LABEL org.opencontainers.image.title="redis-variants/${VARIANT_NAME}" \
 
 FROM ${BASE} AS official-build
 ENV DEBIAN_FRONTEND=noninteractive
+# OFFICIAL_PACKAGES: what the recipe of this Redis version adds (8.0: g++,
+# for deps/fast_float).
+ARG OFFICIAL_PACKAGES=
 RUN set -eux; \
 	apt-get update; \
-	apt-get install -y --no-install-recommends ca-certificates dpkg-dev gcc libc6-dev libssl-dev make; \
+	apt-get install -y --no-install-recommends ca-certificates dpkg-dev gcc libc6-dev libssl-dev make $OFFICIAL_PACKAGES; \
 	rm -rf /var/lib/apt/lists/*
 COPY --from=source /src/redis /usr/src/redis
 RUN set -eux; \

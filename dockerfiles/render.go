@@ -173,6 +173,9 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 		a.set("MALLOC", "jemalloc")
 		a.set("BUILD_TLS", "yes")
 		a.set("ISA_LEVEL", "v1")
+		if variants.NeedsCXX(v.Redis) {
+			a.set("OFFICIAL_PACKAGES", "g++")
+		}
 		if v.Recipe == variants.RecipeOfficialAlpine {
 			r.Target = TargetOfficialAlpine
 			a.set("OFFICIAL_BUILD", "official-alpine-build")
@@ -229,14 +232,14 @@ func (a *args) list(k string, v []string) { a.m[k] = strings.Join(v, " ") }
 
 // tuned fills the build args of a from-source variant.
 func tuned(v variants.Variant, opt Options, a *args) error {
-	var cc string
+	var cc, cxx string
 	var cflags, ldflags, redisCFlags, redisLDFlags []string
 	fam, ver := v.Compiler.Family, v.Compiler.Version
 	switch fam {
 	case variants.FamilyGCC:
-		cc = "gcc-" + ver
+		cc, cxx = "gcc-"+ver, "g++-"+ver
 		if v.IsMusl() {
-			cc = "musl-gcc-" + ver // the toolchain's wrapper: gcc with musl-gcc's specs
+			cc, cxx = "musl-gcc-"+ver, "" // the toolchain's wrapper: gcc with musl-gcc's specs; no C++ on musl here
 		}
 		a.set("GCC_VERSION", ver)
 		cflags = append(cflags, "-frecord-gcc-switches")
@@ -244,16 +247,16 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 		if v.IsMusl() {
 			return fmt.Errorf("clang has no musl sysroot here: build musl with gcc or zig")
 		}
-		cc = "clang-" + ver
+		cc, cxx = "clang-"+ver, "clang++-"+ver
 		a.set("CLANG_VERSION", ver)
 		cflags = append(cflags, "-frecord-command-line")
 	case variants.FamilyZig:
 		if v.Toolchain.SHA256 == "" {
 			return fmt.Errorf("zig %s: no toolchain source (add a source named zig-%s)", ver, ver)
 		}
-		cc = "zigcc"
+		cc, cxx = "zigcc", "zigcxx"
 		if v.IsMusl() {
-			cc = "zigcc-musl" // zig cc -target x86_64-linux-musl
+			cc, cxx = "zigcc-musl", "zigcxx-musl" // zig cc/c++ -target x86_64-linux-musl
 		}
 		a.set("ZIG_SHA256", pickCached(opt.SourcesDir, v.Toolchain))
 		// zig cc targets the build machine's CPU unless told otherwise,
@@ -268,6 +271,7 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	}
 	a.set("TOOLCHAIN", fam)
 	a.set("CC", cc)
+	a.set("CXX", cxx)
 	a.set("COMPILER", v.Compiler.String())
 	a.set("COMPILER_VERSION", compilerVersion(v.Compiler))
 

@@ -72,6 +72,20 @@ func ZigClangOpt(opt string) []string {
 	return []string{"-Xclang", "-" + opt}
 }
 
+// NeedsCXX reports whether Redis version redis needs a C++ compiler to
+// build: from 8.0 its bundled deps/fast_float is C++.
+func NeedsCXX(redis string) bool {
+	major, _, _ := strings.Cut(redis, ".")
+	n := 0
+	for _, c := range major {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n >= 8
+}
+
 // Compiler families.
 const (
 	FamilyGCC   = "gcc"

@@ -330,6 +330,9 @@ func (r *resolver) checkMusl(v Variant, eff layer, ps *pendings) {
 	if v.TLS {
 		ps.add(at("tls"), "libc musl: tls needs OpenSSL built against musl, which Debian does not package")
 	}
+	if v.Compiler.Family == FamilyGCC && NeedsCXX(v.Redis) {
+		ps.add(at("compiler"), "libc musl: Redis %s needs a C++ compiler (deps/fast_float), and Debian has no C++ standard library for musl; build it with zig (zig c++ brings its own)", v.Redis)
+	}
 }
 
 // warn reports the questionable but valid choices in a tuned variant.
@@ -498,6 +501,9 @@ func (r *resolver) reference(e entry) (Variant, bool) {
 		}
 		v.Opt, v.LTO, v.Allocator, v.TLS, v.Libc = "O2", "off", AllocJemalloc, true, LibcGlibc
 		suffix := ""
+		if v.Recipe == RecipeOfficialAlpine && NeedsCXX(v.Redis) {
+			ps.add(e.l["recipe"], "recipe official-alpine: Redis %s needs a C++ compiler on musl (Alpine's g++), which Debian does not package; no stand-in can be rebuilt here (an image entry can still pull redis:%s-alpine)", v.Redis, v.Redis)
+		}
 		if v.Recipe == RecipeOfficialAlpine {
 			// Alpine's image: musl, the bundled jemalloc, Alpine's gcc,
 			// rebuilt here with Debian's musl-gcc; TLS off, as Debian has
