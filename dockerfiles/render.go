@@ -363,9 +363,6 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	a.set("MALLOC", malloc)
 	a.set("BUILD_TLS", yesNo(v.TLS))
 	a.list("CFLAGS", cflags)
-	if malloc == "jemalloc" && variants.JemallocTakesOnlyCFLAGS(v.Redis) {
-		a.set("JEMALLOC_CFLAGS", variants.JemallocOwnCFLAGS+" "+a.m["CFLAGS"])
-	}
 	a.list("LDFLAGS", ldflags)
 	a.list("REDIS_CFLAGS", redisCFlags)
 	a.list("REDIS_LDFLAGS", redisLDFlags)

@@ -62,7 +62,7 @@ func goldenVariants() []variants.Variant {
 			Opt: "O2", LTO: "off", Allocator: variants.AllocJemalloc, Libc: variants.LibcMusl,
 			Image: "redis:7.0.15-alpine", Recipe: variants.RecipeOfficialAlpine},
 		tunedVariant("gcc-o3-musl", func(v *variants.Variant) { v.Opt, v.Libc = "O3", variants.LibcMusl }),
-		// Redis 8: the bundled jemalloc gets its own -O3 (JEMALLOC_CFLAGS), and make gets CXX.
+		// Redis 8: make gets CXX (deps/fast_float is C++).
 		tunedVariant("gcc14-o3-native-redis8", func(v *variants.Variant) {
 			v.Redis, v.Base, v.Compiler = "8.0.2", "debian:trixie-slim", variants.Compiler{Family: "gcc", Version: "14"}
 			v.Opt, v.March = "O3", "native"

@@ -89,19 +89,6 @@ func RedisMajor(redis string) int {
 // build: from 8.0 its bundled deps/fast_float is C++.
 func NeedsCXX(redis string) bool { return RedisMajor(redis) >= 8 }
 
-// JemallocOwnCFLAGS is what Redis 7's deps/Makefile hands the bundled
-// jemalloc's configure before the user's CFLAGS. Redis 8 hands it the
-// user's CFLAGS alone (JEMALLOC_CFLAGS=$(CFLAGS)), and jemalloc's configure
-// adds no -O when CFLAGS is set: a build passing -march in CFLAGS got an
-// unoptimised allocator (measured: every Redis 8.0.2 tuned build at 0.62 to
-// 0.76 of Debian's package). The recipe hands Redis 8 builds these flags
-// too, so jemalloc is compiled as in Redis 7 and as with no CFLAGS at all.
-const JemallocOwnCFLAGS = "-std=gnu99 -Wall -pipe -g3 -O3 -funroll-loops"
-
-// JemallocTakesOnlyCFLAGS reports whether Redis version redis hands the
-// bundled jemalloc only the user's CFLAGS (see JemallocOwnCFLAGS).
-func JemallocTakesOnlyCFLAGS(redis string) bool { return RedisMajor(redis) >= 8 }
-
 // Compiler families.
 const (
 	FamilyGCC   = "gcc"

@@ -138,12 +138,13 @@ func ParseFlags(line string) Flags {
 }
 
 // RedisFlags returns the recorded command lines of Redis's own sources
-// (src/Makefile compiles them with -std=c11; its bundled deps use c99,
-// gnu99 or the compiler's default); when none can be told apart, all of
-// them. own reports which.
+// (Redis 7's src/Makefile compiles them with -std=c11, Redis 8's with
+// -std=gnu11 and -g -ggdb; the bundled deps use c99, gnu99, jemalloc's
+// gnu11 with -g3, or the compiler's default); when none can be told apart,
+// all of them. own reports which.
 func (b *BinaryInfo) RedisFlags() (fl []Flags, own bool) {
 	for _, l := range b.CommandLines {
-		if strings.Contains(l, "-std=c11") {
+		if isRedisOwn(l) {
 			fl = append(fl, ParseFlags(l))
 		}
 	}
@@ -154,6 +155,55 @@ func (b *BinaryInfo) RedisFlags() (fl []Flags, own bool) {
 		fl = append(fl, ParseFlags(l))
 	}
 	return fl, false
+}
+
+func isRedisOwn(line string) bool {
+	toks := strings.Fields(line)
+	return slices.Contains(toks, "-std=c11") ||
+		slices.Contains(toks, "-std=gnu11") && slices.Contains(toks, "-ggdb")
+}
+
+// ObjectsOptCheck fails when any recorded object, Redis's own or a bundled
+// dependency's, was compiled without optimisation while the spec asks for
+// some: a dependency whose make flags were overridden (Redis 8's jemalloc
+// under `make CFLAGS=...`) compiles at -O0 and shows only here, since the
+// -O level check reads Redis's own sources. Dependencies keep their own
+// levels (lua -O2, linenoise -Os): only -O0 is an error.
+func ObjectsOptCheck(b *BinaryInfo, v variants.Variant) Check {
+	c := Check{Name: "binary objects -O"}
+	want := strings.TrimPrefix(v.Opt, "-")
+	var bad []string
+	levels := map[string]int{}
+	for _, l := range b.CommandLines {
+		f := ParseFlags(l)
+		levels["-"+f.Opt]++
+		if f.Opt == "O0" {
+			bad = append(bad, l)
+		}
+	}
+	var seen []string
+	for l, n := range levels {
+		seen = append(seen, fmt.Sprintf("%s ×%d", l, n))
+	}
+	sort.Strings(seen)
+	c.Detail = fmt.Sprintf("%d distinct recorded command lines: %s", len(b.CommandLines), strings.Join(seen, ", "))
+	switch {
+	case len(b.CommandLines) == 0:
+		c.Detail = "the binary records no command lines: the objects' -O cannot be confirmed"
+	case want == "O0" || want == "":
+		c.OK = true
+		c.Detail = "spec -O0: any level accepted; " + c.Detail
+	case len(bad) == 0:
+		c.OK = true
+	default:
+		for i, l := range bad {
+			if len(l) > 160 {
+				bad[i] = l[:160] + "…"
+			}
+		}
+		c.Detail = fmt.Sprintf("MISMATCH: spec -%s but %d recorded command line(s) show no optimisation (-O0): %s", want, len(bad), strings.Join(bad, " | "))
+	}
+	return c
 }
 
 // CompilerCheck compares the compiler identity in .comment with the spec.
@@ -285,6 +335,7 @@ func FlagChecks(b *BinaryInfo, v variants.Variant) []Check {
 		lto = lto || f.LTO
 	}
 	wantLTO := v.LTO != "" && v.LTO != "off"
+	out = append(out, ObjectsOptCheck(b, v))
 	c = Check{Name: "binary LTO", OK: lto == wantLTO}
 	c.Detail = fmt.Sprintf("spec lto=%s; recorded command lines %s link-time optimization", orOff(v.LTO), map[bool]string{true: "show", false: "do not show"}[lto])
 	if !c.OK {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,5 +193,117 @@ func TestRealRedisRecord(t *testing.T) {
 	v.Opt = "O2" // lua's -O2 must not satisfy a spec of -O2 for Redis itself
 	if c := checkByName(FlagChecks(info, v), "binary -O level"); c.OK {
 		t.Fatal(c)
+	}
+}
+
+// link compiles one C file per flag set (each with -frecord-gcc-switches)
+// and links them into one ELF: Redis's own object beside a dependency's.
+func link(t *testing.T, flagSets ...[]string) *BinaryInfo {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Fatal("these tests compile a real ELF: gcc is missing (apt-get install gcc)")
+	}
+	dir := t.TempDir()
+	var objs []string
+	for i, flags := range flagSets {
+		src := filepath.Join(dir, fmt.Sprintf("u%d.c", i))
+		body := fmt.Sprintf("int f%d(int x) { return x * %d; }\n", i, i+2)
+		if i == 0 {
+			body += "int main(void) { return 0; }\n"
+		}
+		os.WriteFile(src, []byte(body), 0o644)
+		obj := src + ".o"
+		args := append(append([]string{"-frecord-gcc-switches"}, flags...), "-c", src, "-o", obj)
+		if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v: %s", args, err, b)
+		}
+		objs = append(objs, obj)
+	}
+	out := filepath.Join(dir, "t")
+	args := append(append([]string{}, objs...), "-o", out)
+	for _, f := range flagSets[0] {
+		if strings.HasPrefix(f, "-flto") || strings.HasPrefix(f, "-O") {
+			args = append(args, f)
+		}
+	}
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc link: %v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ReadBinary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+func TestObjectsOptCheck(t *testing.T) {
+	own := []string{"-O3", "-std=gnu11", "-g", "-ggdb", "-march=x86-64-v2"}
+	v := variants.Variant{Kind: variants.KindVariant, Opt: "O3", March: "x86-64-v2", LTO: "off"}
+	// A dependency compiled with the user's flags alone (no -O): caught,
+	// though Redis's own sources pass the -O level check.
+	broken := link(t, own, []string{"-march=x86-64-v2"})
+	if c := checkByName(FlagChecks(broken, v), "binary -O level"); !c.OK {
+		t.Fatal(c)
+	}
+	c := checkByName(FlagChecks(broken, v), "binary objects -O")
+	if c.OK || !strings.Contains(c.Detail, "MISMATCH") || !strings.Contains(c.Detail, "1 recorded command line") {
+		t.Fatal(c)
+	}
+	// The dependency at its own level (-Os, jemalloc's -O3 -funroll-loops): fine.
+	fixed := link(t, own, []string{"-Os", "-march=x86-64-v2"}, []string{"-O3", "-funroll-loops", "-std=gnu11", "-g3"})
+	if c := checkByName(FlagChecks(fixed, v), "binary objects -O"); !c.OK || !strings.Contains(c.Detail, "-Os ×1") {
+		t.Fatal(c)
+	}
+	// A spec of -O0 accepts whatever the dependencies chose.
+	v.Opt = "O0"
+	if c := checkByName(FlagChecks(broken, v), "binary objects -O"); !c.OK {
+		t.Fatal(c)
+	}
+	// gcc LTO: the link-time (GIMPLE) records carry the level too.
+	v = variants.Variant{Kind: variants.KindVariant, Opt: "O2", LTO: "full"}
+	lto := link(t, []string{"-O2", "-std=gnu11", "-g", "-ggdb", "-flto"}, []string{"-O2", "-flto"})
+	if c := checkByName(FlagChecks(lto, v), "binary objects -O"); !c.OK {
+		t.Fatal(c, lto.CommandLines)
+	}
+}
+
+// What Redis 8.0.2's redis-server recorded when built by gcc 14 with
+// `make CFLAGS="-frecord-gcc-switches -march=x86-64-v3" OPTIMIZATION=-O3`:
+// the last line is the bundled jemalloc, whose configured CFLAGS the
+// command-line CFLAGS replaced. Redis's own sources are -std=gnu11 -ggdb.
+var redis8OverriddenRecord = []string{
+	"GNU C11 14.2.0 -march=x86-64-v3 -g -ggdb -O3 -std=gnu11 -fasynchronous-unwind-tables",
+	"GNU C99 14.2.0 -march=x86-64-v3 -g -ggdb -O3 -std=c99 -fPIC -fasynchronous-unwind-tables",
+	"GNU C17 14.2.0 -march=x86-64-v3 -O2 -fasynchronous-unwind-tables",
+	"GNU C99 14.2.0 -march=x86-64-v3 -g -Os -std=c99 -fasynchronous-unwind-tables",
+	"GNU C17 14.2.0 -march=x86-64-v3 -g -Os -fasynchronous-unwind-tables",
+	"GNU C17 14.2.0 -march=x86-64-v3 -fasynchronous-unwind-tables",
+}
+
+func TestRedis8Record(t *testing.T) {
+	info := &BinaryInfo{CommandLines: redis8OverriddenRecord}
+	if fl, own := info.RedisFlags(); !own || len(fl) != 1 || fl[0].Opt != "O3" {
+		t.Fatalf("%v %+v", own, fl)
+	}
+	v := variants.Variant{Opt: "O3", March: "x86-64-v3", LTO: "off"}
+	c := checkByName(FlagChecks(info, v), "binary objects -O")
+	if c.OK || !strings.Contains(c.Detail, "GNU C17 14.2.0 -march=x86-64-v3 -fasynchronous-unwind-tables") {
+		t.Fatal(c)
+	}
+	// Built with CFLAGS in the environment: jemalloc keeps its -O3.
+	fixed := append(append([]string{}, redis8OverriddenRecord[:5]...),
+		"GNU C11 14.2.0 -march=x86-64-v3 -g3 -O3 -std=gnu11 -fvisibility=hidden -funroll-loops -fasynchronous-unwind-tables")
+	info = &BinaryInfo{CommandLines: fixed}
+	if fl, own := info.RedisFlags(); !own || len(fl) != 1 {
+		t.Fatalf("jemalloc's gnu11 line is not Redis's own: %+v", fl)
+	}
+	for _, c := range FlagChecks(info, v) {
+		if !c.OK {
+			t.Fatal(c)
+		}
 	}
 }
