@@ -25,7 +25,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -331,7 +330,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 
 	// Never benchmark while building.
 	if o.LockFile != "" {
-		unlock, err := lockMachine(ctx, o.LockFile, log)
+		unlock, err := machine.Lock(ctx, o.LockFile, "bench", log)
 		if err != nil {
 			return sum, err
 		}
@@ -373,7 +372,8 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		fmt.Fprintf(log, "resuming: %d trial(s) and %d window(s) of %d replicate(s) already done\n", sum.Resumed, sum.ResumedWindows, len(reps))
 	}
 
-	cpuModel := readCPUModel()
+	host, _ := machine.Read()
+	cpuModel := host.CPUModel
 	sockRoot, err := os.MkdirTemp("", "redis-variants-bench-")
 	if err != nil {
 		return sum, fmt.Errorf("bench: socket folder: %w", err)
@@ -683,50 +683,4 @@ func ParseInfo(s string) map[string]string {
 		}
 	}
 	return out
-}
-
-func readCPUModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// lockMachine takes the exclusive machine lock (shared with the builder),
-// waiting for it with a message.
-func lockMachine(ctx context.Context, name string, log io.Writer) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return nil, fmt.Errorf("machine lock: %w", err)
-	}
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("machine lock: %w", err)
-	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("machine lock %s: %w", name, err)
-		}
-		if !told {
-			fmt.Fprintf(log, "waiting for the machine lock %s (a build is running; benchmarks never run during builds)\n", name)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for the machine lock %s: %w", name, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }

@@ -351,29 +351,6 @@ func TestRunBudget(t *testing.T) {
 	}
 }
 
-func TestMachineLockWaits(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "locks", "machine.lock")
-	unlock, err := lockMachine(context.Background(), name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
-	defer cancel()
-	var log bytes.Buffer
-	if _, err := lockMachine(ctx, name, &log); err == nil {
-		t.Fatal("took a held lock")
-	}
-	if !strings.Contains(log.String(), "waiting for the machine lock") {
-		t.Fatalf("no waiting message: %q", log.String())
-	}
-	unlock()
-	unlock2, err := lockMachine(context.Background(), name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock2()
-}
-
 func TestImagesFromRun(t *testing.T) {
 	run, _ := results.Open(t.TempDir())
 	write := func(rel string, v any) {

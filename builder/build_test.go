@@ -13,6 +13,7 @@ import (
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -72,7 +73,7 @@ func TestBuildIntegration(t *testing.T) {
 		t.Fatalf("Docker Engine is needed: %v", err)
 	}
 	defer eng.Close()
-	unlock, err := LockMachine(ctx, filepath.Join(root, ".state", "locks", "machine.lock"), os.Stderr)
+	unlock, err := machine.Lock(ctx, machine.LockFile(filepath.Join(root, ".state")), "test", os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,10 @@ package builder
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	bk "github.com/moby/buildkit/client"
 	digest "github.com/opencontainers/go-digest"
@@ -79,29 +77,6 @@ func TestLoadResults(t *testing.T) {
 	if err != nil || len(got) != 2 || got["b"].Image != "redis-variants/b:0123456789ab" {
 		t.Fatalf("LoadResults = %v, %v", got, err)
 	}
-}
-
-func TestLockMachine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "locks", "machine.lock")
-	unlock, err := LockMachine(context.Background(), path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
-	defer cancel()
-	var msg bytes.Buffer
-	if _, err := LockMachine(ctx, path, &msg); err == nil {
-		t.Fatal("a second holder got the machine lock")
-	}
-	if !strings.Contains(msg.String(), "waiting for the machine lock") {
-		t.Errorf("no waiting message: %q", msg.String())
-	}
-	unlock()
-	unlock2, err := LockMachine(context.Background(), path, nil)
-	if err != nil {
-		t.Fatalf("lock not free after unlock: %v", err)
-	}
-	unlock2()
 }
 
 func TestFailedError(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -481,73 +482,11 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// CPU flags per x86-64 micro-architecture level (the psABI's list, in
-// /proc/cpuinfo spelling).
-var levelFlags = [][]string{
-	{"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"},
-	{"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"},
-	{"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"},
-}
-
-// Level returns the x86-64 level ("v1".."v4") a CPU with these flags meets.
-func Level(flags []string) string {
-	have := map[string]bool{}
-	for _, f := range flags {
-		have[f] = true
-	}
-	level := 1
-	for _, need := range levelFlags {
-		for _, f := range need {
-			if !have[f] {
-				return fmt.Sprintf("v%d", level)
-			}
-		}
-		level++
-	}
-	return fmt.Sprintf("v%d", level)
-}
-
-// HostCPU reads the CPU model and flags of this machine from /proc/cpuinfo
-// (the machine buildkitd runs on, when it is local).
-func HostCPU() (model string, flags []string, err error) {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "", nil, fmt.Errorf("reading CPU model: %w", err)
-	}
-	model, flags = ParseCPUInfo(string(b))
-	return model, flags, nil
-}
-
-// ParseCPUInfo returns the first processor's model name and flags.
-func ParseCPUInfo(s string) (model string, flags []string) {
-	for _, line := range strings.Split(s, "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		switch k {
-		case "model name":
-			if model == "" {
-				model = v
-			}
-		case "flags":
-			if flags == nil {
-				flags = strings.Fields(v)
-			}
-		}
-		if model != "" && flags != nil {
-			break
-		}
-	}
-	return model, flags
-}
-
 // HostOptions returns Options filled with this machine's CPU facts.
 func HostOptions(sourcesDir string) (Options, error) {
-	model, flags, err := HostCPU()
+	in, err := machine.Read()
 	if err != nil {
 		return Options{SourcesDir: sourcesDir}, err
 	}
-	return Options{SourcesDir: sourcesDir, BuildCPU: model, BuildLevel: Level(flags), BuildFlags: strings.Join(flags, " ")}, nil
+	return Options{SourcesDir: sourcesDir, BuildCPU: in.CPUModel, BuildLevel: in.Level, BuildFlags: strings.Join(in.Flags, " ")}, nil
 }

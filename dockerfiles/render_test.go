@@ -328,23 +328,6 @@ func TestRecipeDigest(t *testing.T) {
 	}
 }
 
-func TestLevelAndCPUInfo(t *testing.T) {
-	info := "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave\n\nprocessor\t: 1\nmodel name\t: other\n"
-	model, flags := ParseCPUInfo(info)
-	if model != "AMD EPYC 7B13" {
-		t.Errorf("model = %q", model)
-	}
-	if got := Level(flags); got != "v3" {
-		t.Errorf("level = %s, want v3", got)
-	}
-	if got := Level([]string{"fpu", "sse2"}); got != "v1" {
-		t.Errorf("level = %s, want v1", got)
-	}
-	if got := Level(append(flags, "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")); got != "v4" {
-		t.Errorf("level = %s, want v4", got)
-	}
-}
-
 func TestArgDefaults(t *testing.T) {
 	df := []byte("ARG A\nARG B=x\n  ARG C=\"two words\"\nFROM x\nARG B\nARG D=\nRUN echo ARG E\n")
 	got := ArgDefaults(df)

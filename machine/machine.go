@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -23,32 +25,44 @@ type Info struct {
 }
 
 // Levels lists the CPU flags (as /proc/cpuinfo names them) each x86-64
-// micro-architecture level adds to the previous one (psABI).
+// micro-architecture level adds to the previous one: the psABI's lists,
+// "pni" being SSE3, "abm" LZCNT and "xsave" what OSXSAVE needs. This is the
+// one table of levels: the build labels, the ISA gate and the machine
+// record all read it.
 var Levels = []struct {
 	Name  string
 	Flags []string
 }{
 	{"v2", []string{"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"}},
-	// v3 also needs LZCNT ("abm"), but hypervisors often hide that flag from
-	// /proc/cpuinfo while CPUID has it (seen here: glibc's ld.so reports
-	// x86-64-v4 supported on a CPU whose cpuinfo lacks "abm"); it is not
-	// required here so that such machines are not misjudged.
-	{"v3", []string{"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}},
-	{"v4", []string{"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}},
+	{"v3", []string{"abm", "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}},
+	{"v4", []string{"avx512bw", "avx512cd", "avx512dq", "avx512f", "avx512vl"}},
+}
+
+// LevelFlags returns every CPU flag x86-64 level ("v1".."v4", or
+// "x86-64-v3") requires, the lower levels' included; v1 (the baseline
+// every x86-64 has) needs none.
+func LevelFlags(level string) ([]string, error) {
+	level = strings.TrimPrefix(level, "x86-64-")
+	switch level {
+	case "", "v1", "x86-64":
+		return nil, nil
+	}
+	var out []string
+	for _, l := range Levels {
+		out = append(out, l.Flags...)
+		if l.Name == level {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown x86-64 level %q (want v1, v2, v3, v4 or native)", level)
 }
 
 // Level returns the highest x86-64 level the flags reach.
 func Level(flags []string) string {
-	have := map[string]bool{}
-	for _, f := range flags {
-		have[f] = true
-	}
 	level := "v1"
 	for _, l := range Levels {
-		for _, f := range l.Flags {
-			if !have[f] {
-				return level
-			}
+		if len(Missing(l.Name, flags)) > 0 {
+			return level
 		}
 		level = l.Name
 	}
@@ -57,19 +71,14 @@ func Level(flags []string) string {
 
 // Missing returns the flags that level needs and flags lack, sorted.
 func Missing(level string, flags []string) []string {
-	have := map[string]bool{}
-	for _, f := range flags {
-		have[f] = true
+	need, err := LevelFlags(level)
+	if err != nil {
+		return []string{err.Error()}
 	}
 	var miss []string
-	for _, l := range Levels {
-		for _, f := range l.Flags {
-			if !have[f] {
-				miss = append(miss, f)
-			}
-		}
-		if l.Name == level {
-			break
+	for _, f := range need {
+		if !slices.Contains(flags, f) {
+			miss = append(miss, f)
 		}
 	}
 	sort.Strings(miss)
@@ -97,19 +106,52 @@ func ParseCPUInfo(text string) (model string, flags []string) {
 	return model, flags
 }
 
-// Read describes this machine.
+// MergeCPUID adds to cpuinfo's flags the level flags CPUID itself reports:
+// some hypervisors' kernels leave e.g. "abm" out of /proc/cpuinfo on CPUs
+// that do have LZCNT (seen here: glibc's ld.so reports x86-64-v4 supported
+// on a CPU whose cpuinfo lacks "abm"), and the instruction is what a
+// binary needs.
+func MergeCPUID(flags, cpuid []string) []string {
+	out := slices.Clone(flags)
+	for _, f := range cpuid {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+var host struct {
+	once sync.Once
+	info Info
+	err  error
+}
+
+// Read describes this machine. /proc/cpuinfo and CPUID are read once per
+// process; every stage sees the same facts.
 func Read() (Info, error) {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return Info{}, fmt.Errorf("reading /proc/cpuinfo: %w", err)
-	}
-	model, flags := ParseCPUInfo(string(b))
-	in := Info{CPUModel: model, CPUs: runtime.NumCPU(), Flags: flags, Level: Level(flags), Cgroup: CgroupVersion()}
-	var u syscall.Utsname
-	if syscall.Uname(&u) == nil {
-		in.Kernel = utsString(u.Release[:])
-	}
-	return in, nil
+	host.once.Do(func() {
+		b, err := os.ReadFile("/proc/cpuinfo")
+		if err != nil {
+			host.err = fmt.Errorf("reading /proc/cpuinfo: %w", err)
+			return
+		}
+		model, flags := ParseCPUInfo(string(b))
+		if flags == nil {
+			host.err = fmt.Errorf("reading CPU flags: /proc/cpuinfo has no flags line (not an x86 machine?)")
+			return
+		}
+		flags = MergeCPUID(flags, cpuidFlags())
+		in := Info{CPUModel: model, CPUs: runtime.NumCPU(), Flags: flags, Level: Level(flags), Cgroup: CgroupVersion()}
+		var u syscall.Utsname
+		if syscall.Uname(&u) == nil {
+			in.Kernel = utsString(u.Release[:])
+		}
+		host.info = in
+	})
+	in := host.info
+	in.Flags = slices.Clone(in.Flags)
+	return in, host.err
 }
 
 func utsString(b []int8) string {

@@ -2,13 +2,15 @@ package machine
 
 import (
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
 
 func TestLevel(t *testing.T) {
 	v2 := strings.Fields("fpu sse2 cx16 lahf_lm popcnt pni sse4_1 sse4_2 ssse3")
-	v3 := append(append([]string{}, v2...), strings.Fields("avx avx2 bmi1 bmi2 f16c fma movbe xsave")...)
+	v3 := append(append([]string{}, v2...), strings.Fields("abm avx avx2 bmi1 bmi2 f16c fma movbe xsave")...)
 	v4 := append(append([]string{}, v3...), strings.Fields("avx512f avx512bw avx512cd avx512dq avx512vl")...)
 	for _, tc := range []struct {
 		flags []string
@@ -18,12 +20,42 @@ func TestLevel(t *testing.T) {
 			t.Errorf("Level(%v) = %s, want %s", tc.flags, got, tc.want)
 		}
 	}
-	if got, want := Missing("v3", v2), []string{"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}; !reflect.DeepEqual(got, want) {
+	if got, want := Missing("v3", v2), []string{"abm", "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Missing(v3, v2 flags) = %v, want %v", got, want)
 	}
 	if got := Missing("v2", v4); len(got) != 0 {
 		t.Errorf("Missing(v2, v4 flags) = %v", got)
 	}
+	// The psABI's lists: SSE3 (pni) is v2, LZCNT (abm) is v3. The tables
+	// that once disagreed on these two gave v3 to a CPU lacking SSE3 and
+	// v3 to one lacking LZCNT.
+	if got := Level(without(v3, "pni")); got != "v1" {
+		t.Errorf("no pni: %s, want v1", got)
+	}
+	if got := Level(without(v3, "abm")); got != "v2" {
+		t.Errorf("no abm: %s, want v2", got)
+	}
+	// CPUID's word for a flag cpuinfo hides counts.
+	if got := Level(MergeCPUID(without(v3, "abm"), []string{"abm"})); got != "v3" {
+		t.Errorf("abm from CPUID: %s, want v3", got)
+	}
+	all, err := LevelFlags("x86-64-v4")
+	if err != nil || len(all) != 7+9+5 {
+		t.Errorf("LevelFlags(x86-64-v4) = %v, %v", all, err)
+	}
+	if _, err := LevelFlags("v5"); err == nil {
+		t.Error("v5 accepted")
+	}
+}
+
+func without(fs []string, drop string) []string {
+	var out []string
+	for _, f := range fs {
+		if f != drop {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func TestParseCPUInfo(t *testing.T) {
@@ -41,5 +73,13 @@ func TestReadThisMachine(t *testing.T) {
 	}
 	if in.CPUModel == "" || in.Level == "" || in.Kernel == "" || in.CPUs < 1 {
 		t.Fatalf("incomplete: %+v", in)
+	}
+	// Go's own toolchain needs SSE2 on amd64; the flags must say so.
+	if runtime.GOARCH == "amd64" && !slices.Contains(in.Flags, "sse2") {
+		t.Fatalf("no sse2 in %v", in.Flags)
+	}
+	in.Flags[0] = "changed"
+	if again, _ := Read(); again.Flags[0] == "changed" {
+		t.Fatal("Read hands out its cached flags")
 	}
 }

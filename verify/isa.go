@@ -1,12 +1,11 @@
 package verify
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"slices"
 	"sort"
 	"strings"
+
+	"github.com/redis-variants/redis-variants/machine"
 )
 
 // Image labels that say which instructions a binary needs.
@@ -14,30 +13,6 @@ const (
 	LabelISALevel = "io.redis-variants.isa.level" // v1..v4, or "native"
 	LabelISAFlags = "io.redis-variants.isa.flags" // for native: the build CPU's flags, space separated
 )
-
-// x86-64 micro-architecture levels as /proc/cpuinfo flag names ("abm" is
-// how Linux names LZCNT; "pni" is SSE3).
-var (
-	levelV2 = []string{"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"}
-	levelV3 = append(slices.Clone(levelV2), "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave")
-	levelV4 = append(slices.Clone(levelV3), "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
-)
-
-// LevelFlags returns the CPU flags x86-64 level ("v1".."v4", or
-// "x86-64-v3") requires; v1 (the baseline every x86-64 has) needs none.
-func LevelFlags(level string) ([]string, error) {
-	switch strings.TrimPrefix(level, "x86-64-") {
-	case "", "v1", "x86-64":
-		return nil, nil
-	case "v2":
-		return levelV2, nil
-	case "v3":
-		return levelV3, nil
-	case "v4":
-		return levelV4, nil
-	}
-	return nil, fmt.Errorf("unknown x86-64 level %q (want v1, v2, v3, v4 or native)", level)
-}
 
 // isaFlags are the /proc/cpuinfo flags that name instructions a compiler may
 // emit; for a native build only these are compared (the rest, like
@@ -78,7 +53,7 @@ func ISAGate(labels map[string]string, cpuFlags []string) error {
 		what = "-march=native (the build CPU's instruction set)"
 	} else {
 		var err error
-		if need, err = LevelFlags(level); err != nil {
+		if need, err = machine.LevelFlags(level); err != nil {
 			return fmt.Errorf("ISA gate: label %s: %w", LabelISALevel, err)
 		}
 		what = "x86-64-" + level
@@ -113,54 +88,4 @@ func displayFlags(fs []string) []string {
 		}
 	}
 	return out
-}
-
-// HostCPUFlags returns this machine's CPU flags: the first "flags" line of
-// /proc/cpuinfo, plus on amd64 the level-relevant flags CPUID itself
-// reports (some hypervisors' kernels leave e.g. "abm" out of /proc/cpuinfo
-// on CPUs that do have LZCNT; the instruction is what a binary needs).
-func HostCPUFlags() ([]string, error) {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return nil, fmt.Errorf("reading CPU flags: %w", err)
-	}
-	defer f.Close()
-	flags, err := ParseCPUInfoFlags(f)
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range cpuidFlags() {
-		if !slices.Contains(flags, x) {
-			flags = append(flags, x)
-		}
-	}
-	return flags, nil
-}
-
-// ParseCPUInfoFlags reads the first "flags" line of a /proc/cpuinfo.
-func ParseCPUInfoFlags(r interface{ Read([]byte) (int, error) }) ([]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "flags" {
-			return strings.Fields(v), nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading /proc/cpuinfo: %w", err)
-	}
-	return nil, fmt.Errorf("reading CPU flags: /proc/cpuinfo has no flags line (not an x86 machine?)")
-}
-
-// HostLevel returns the highest x86-64 level cpuFlags satisfy.
-func HostLevel(cpuFlags []string) string {
-	best := "v1"
-	for _, l := range []string{"v2", "v3", "v4"} {
-		if ISAGate(map[string]string{LabelISALevel: l}, cpuFlags) != nil {
-			break
-		}
-		best = l
-	}
-	return best
 }

@@ -12,6 +12,7 @@ import (
 	bk "github.com/moby/buildkit/client"
 
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/sources"
 	"github.com/redis-variants/redis-variants/variants"
@@ -27,7 +28,7 @@ type Options struct {
 	// Sources are the plan's sources: a reference without a source of its
 	// own (the distro package) takes its tests from redis-<version>.
 	Sources  map[string]variants.Source
-	CPUFlags []string // this machine's CPU flags (nil: HostCPUFlags)
+	CPUFlags []string // this machine's CPU flags (nil: machine.Read's)
 	Log      io.Writer
 }
 
@@ -109,11 +110,12 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 	// The ISA gate comes first: nothing of the image runs on a CPU it cannot run on.
 	flags := vf.Opt.CPUFlags
 	if flags == nil {
-		var err error
-		if flags, err = HostCPUFlags(); err != nil {
+		host, err := machine.Read()
+		if err != nil {
 			r.Checks = append(r.Checks, Check{Name: "isa", Detail: err.Error()})
 			return finish()
 		}
+		flags = host.Flags
 	}
 	labels, err := vf.Engine.ImageLabels(ctx, image)
 	if err != nil {
@@ -125,7 +127,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 		r.Suite.Note = "not run: refused by the ISA gate"
 		return finish()
 	}
-	r.Checks = append(r.Checks, Check{Name: "isa", OK: true, Detail: fmt.Sprintf("image needs %s; this CPU is x86-64-%s", orV1(labels[LabelISALevel]), HostLevel(flags))})
+	r.Checks = append(r.Checks, Check{Name: "isa", OK: true, Detail: fmt.Sprintf("image needs %s; this CPU is x86-64-%s", orV1(labels[LabelISALevel]), machine.Level(flags))})
 
 	known, err := LoadKnown(v.Redis)
 	if err != nil {

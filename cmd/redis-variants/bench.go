@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/redis-variants/redis-variants/bench"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -158,7 +158,7 @@ func runBench(cmd *cobra.Command, g *globals, o *benchOptions) error {
 		Replicates: o.Replicates,
 		Budget:     budget,
 		Seed:       o.Seed,
-		LockFile:   filepath.Join(g.State, "locks", "machine.lock"),
+		LockFile:   machine.LockFile(g.State),
 		Log:        errw,
 	})
 	fmt.Fprintf(cmd.OutOrStdout(), "bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); seed %d, %s\n",

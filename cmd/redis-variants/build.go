@@ -15,6 +15,7 @@ import (
 	"github.com/redis-variants/redis-variants/builder"
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -92,7 +93,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", err)
 	}
-	unlock, err := builder.LockMachine(ctx, filepath.Join(g.State, "locks", "machine.lock"), errw)
+	unlock, err := machine.Lock(ctx, machine.LockFile(g.State), "build", errw)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis-variants/redis-variants/builder"
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -85,7 +86,7 @@ func newCmdSeedOfficial(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			unlock, err := builder.LockMachine(ctx, filepath.Join(g.State, "locks", "machine.lock"), errw)
+			unlock, err := machine.Lock(ctx, machine.LockFile(g.State), "seed-official", errw)
 			if err != nil {
 				return err
 			}

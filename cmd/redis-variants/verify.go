@@ -13,6 +13,7 @@ import (
 	"github.com/redis-variants/redis-variants/builder"
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 	"github.com/redis-variants/redis-variants/verify"
@@ -98,7 +99,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", err)
 	}
-	unlock, err := builder.LockMachine(ctx, filepath.Join(g.State, "locks", "machine.lock"), errw)
+	unlock, err := machine.Lock(ctx, machine.LockFile(g.State), "verify", errw)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 //go:build !amd64
 
-package verify
+package machine
 
 func cpuidFlags() []string { return nil }
