@@ -10,6 +10,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -301,12 +302,11 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	case v.March != "":
 		cflags = append(cflags, "-march="+v.March)
 	}
-	if v.Mtune != "" && !(fam == variants.FamilyZig && v.Mtune == v.March) {
-		if fam == variants.FamilyZig {
-			// zig cc reads -mtune as -mcpu: it would silently change the
-			// ISA. Only a tune equal to the arch (a no-op) is accepted.
-			return fmt.Errorf("zig cc has no -mtune (it treats -mtune as -mcpu); drop mtune for zig variants")
+	if fam == variants.FamilyZig {
+		if why := variants.ZigMtuneRefusal(v.March, v.Mtune); why != "" {
+			return errors.New(why)
 		}
+	} else if v.Mtune != "" {
 		cflags = append(cflags, "-mtune="+v.Mtune)
 	}
 	cflags = append(cflags, v.CFlags...)

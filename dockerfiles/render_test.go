@@ -346,3 +346,32 @@ func TestArgDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanAcceptedRenders: whatever plan accepts, the renderer accepts.
+// Every build entry of the shipped variants files and of the variants
+// package's accepted goldens renders without error, so the build never
+// refuses what plan let through (plan refuses, at file:line:column, what
+// the renderer would).
+func TestPlanAcceptedRenders(t *testing.T) {
+	files, _ := filepath.Glob("../variants/testdata/golden/ok-*.yaml")
+	files = append(files, "../variants.yaml", "../variants-redis8.yaml")
+	n := 0
+	for _, f := range files {
+		plan, err := variants.Load(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, v := range plan.All() {
+			if v.Kind == variants.KindImage {
+				continue // pulled only: no recipe
+			}
+			if _, err := Render(v, testOptions(t)); err != nil {
+				t.Errorf("%s: plan accepts %q but the renderer refuses it: %v", f, v.Name, err)
+			}
+			n++
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d build entries rendered", n)
+	}
+}

@@ -1,6 +1,7 @@
 package variants
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -70,6 +71,18 @@ func ZigClangOpt(opt string) []string {
 		return nil
 	}
 	return []string{"-Xclang", "-" + opt}
+}
+
+// ZigMtuneRefusal says why a zig variant cannot have this -mtune, or ""
+// when it can: zig cc reads -mtune as -mcpu, so it would silently change
+// the instruction set; only a tune equal to the arch (a no-op) is accepted.
+// plan refuses it at the field, and the renderer again for a variant that
+// did not come through plan.
+func ZigMtuneRefusal(march, mtune string) string {
+	if mtune == "" || mtune == march {
+		return ""
+	}
+	return fmt.Sprintf("zig cc has no -mtune (it reads -mtune=%s as -mcpu=%s, which changes the instruction set): drop mtune for zig variants, or make it equal to march", mtune, mtune)
 }
 
 // RedisMajor is the major version of a Redis version string (0 if none).

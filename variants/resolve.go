@@ -286,6 +286,11 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 		}
 	}
 	v.March, v.Mtune = eff["march"].s, eff["mtune"].s
+	if comp.Family == FamilyZig {
+		if why := ZigMtuneRefusal(v.March, v.Mtune); why != "" {
+			ps.add(eff["mtune"], "%s", why)
+		}
+	}
 	v.LTO = "off"
 	if f, ok := eff["lto"]; ok {
 		v.LTO = f.s
