@@ -15,9 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -365,7 +367,7 @@ func Build(rs []Result, opt Options) (Table, error) {
 			refs[r.Reference] = true
 		}
 	}
-	t := Table{By: opt.By, Runtime: opt.Runtime, Columns: sortedKeys(cols), References: sortedKeys(refs)}
+	t := Table{By: opt.By, Runtime: opt.Runtime, Columns: slices.Sorted(maps.Keys(cols)), References: slices.Sorted(maps.Keys(refs))}
 	colIdx := map[string]int{}
 	for i, c := range t.Columns {
 		colIdx[c] = i
@@ -381,7 +383,7 @@ func Build(rs []Result, opt Options) (Table, error) {
 		return keys[i].cpu < keys[j].cpu
 	})
 	for _, k := range keys {
-		row := Row{CPUModel: k.cpu, Level: k.level, Runs: sortedKeys(runs[k]), Cells: make([]Cell, len(t.Columns))}
+		row := Row{CPUModel: k.cpu, Level: k.level, Runs: slices.Sorted(maps.Keys(runs[k])), Cells: make([]Cell, len(t.Columns))}
 		var names []string
 		for n := range latest[k] {
 			names = append(names, n)
@@ -415,13 +417,4 @@ func Build(rs []Result, opt Options) (Table, error) {
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

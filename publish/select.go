@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -320,7 +321,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	for _, c := range eligible {
 		redisVersions[c.v.Redis] = true
 	}
-	for _, rv := range sortedKeys(redisVersions) {
+	for _, rv := range slices.Sorted(maps.Keys(redisVersions)) {
 		assign(BestTag(rv, ""), func(candidate) bool { return true }, rv)
 		levels := map[string]bool{}
 		for _, c := range eligible {
@@ -328,7 +329,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 				levels[c.level] = true
 			}
 		}
-		for _, l := range sortedKeys(levels) {
+		for _, l := range slices.Sorted(maps.Keys(levels)) {
 			max := levelRank[l]
 			assign(BestTag(rv, l), func(c candidate) bool {
 				r := levelRank[c.level]
@@ -345,15 +346,6 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 		sel.Images = append(sel.Images, s)
 	}
 	return sel, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // reportDigests returns the sha256 of report.json and report.md, when present.

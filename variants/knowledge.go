@@ -216,15 +216,6 @@ func atoiPrefix(s string) int {
 	return n
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -2,7 +2,9 @@ package variants
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -150,7 +152,7 @@ func (r *resolver) resolveSource(v *Variant, eff layer, at fval, ps *pendings) {
 	case hasS:
 		src, ok := r.rf.sources[fs.s]
 		if !ok {
-			ps.add(fs, "no source named %q%s%s", fs.s, suggest(fs.s, sortedKeys(r.rf.sources)), accepted(sortedKeys(r.rf.sources)))
+			ps.add(fs, "no source named %q%s%s", fs.s, suggest(fs.s, slices.Sorted(maps.Keys(r.rf.sources))), accepted(slices.Sorted(maps.Keys(r.rf.sources))))
 			return
 		}
 		v.Source, v.Redis = src, src.Version
@@ -161,7 +163,7 @@ func (r *resolver) resolveSource(v *Variant, eff layer, at fval, ps *pendings) {
 		name := "redis-" + fr.s
 		src, ok := r.rf.sources[name]
 		if !ok {
-			ps.add(fr, "no source %q for redis %s: add it under sources, or name one with source:%s", name, fr.s, suggest(name, sortedKeys(r.rf.sources)))
+			ps.add(fr, "no source %q for redis %s: add it under sources, or name one with source:%s", name, fr.s, suggest(name, slices.Sorted(maps.Keys(r.rf.sources))))
 			return
 		}
 		v.Source, v.Redis = src, src.Version
@@ -195,7 +197,7 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 	}
 	base, baseOK := Bases[v.Base]
 	if !baseOK {
-		ps.add(fb, "unknown base image %q%s%s", v.Base, suggest(v.Base, sortedKeys(Bases)), accepted(sortedKeys(Bases)))
+		ps.add(fb, "unknown base image %q%s%s", v.Base, suggest(v.Base, slices.Sorted(maps.Keys(Bases))), accepted(slices.Sorted(maps.Keys(Bases))))
 	}
 	r.resolveSource(&v, eff, at, &ps)
 
@@ -248,7 +250,7 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 			comp.Version = have[len(have)-1]
 		}
 		if _, known := zigLLVM[comp.Version]; !known {
-			ps.add(fc, "unknown zig version %q%s", comp.Version, accepted(prefixed("zig-", sortedKeys(zigLLVM))))
+			ps.add(fc, "unknown zig version %q%s", comp.Version, accepted(prefixed("zig-", slices.Sorted(maps.Keys(zigLLVM)))))
 			compOK = false
 			break
 		}
@@ -475,7 +477,7 @@ func (r *resolver) reference(e entry) (Variant, bool) {
 	}
 	base, baseOK := Bases[v.Base]
 	if !baseOK {
-		ps.add(fb, "unknown base image %q%s%s", v.Base, suggest(v.Base, sortedKeys(Bases)), accepted(sortedKeys(Bases)))
+		ps.add(fb, "unknown base image %q%s%s", v.Base, suggest(v.Base, slices.Sorted(maps.Keys(Bases))), accepted(slices.Sorted(maps.Keys(Bases))))
 	}
 	switch kind {
 	case KindVariant:

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +42,7 @@ func render(p *Plan, err error) string {
 	for _, r := range p.Runtimes {
 		fmt.Fprintf(&b, "runtime %+v\n", r)
 	}
-	for _, name := range sortedKeys(p.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(p.Profiles)) {
 		fmt.Fprintf(&b, "profile %+v\n", p.Profiles[name])
 	}
 	for _, w := range p.Warnings {
@@ -345,7 +347,7 @@ func TestMatrix(t *testing.T) {
 					if !excluded {
 						count++
 						if !ok {
-							t.Errorf("%s missing; have %v", name, sortedKeys(byName))
+							t.Errorf("%s missing; have %v", name, slices.Sorted(maps.Keys(byName)))
 							continue
 						}
 						if v.Compiler.String() != comp || v.Allocator != alloc || v.March != march || v.LTO != lto || v.Opt != "O3" {

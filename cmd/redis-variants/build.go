@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,21 +160,12 @@ func printRecipe(out io.Writer, g *globals, plan *variants.Plan, name string) er
 	fmt.Fprintf(out, "\n# ---- what the builder sends with this Dockerfile (%s, id %s) ----\n", v.Name, v.ID)
 	fmt.Fprintf(out, "# target: %s\n", rec.Target)
 	fmt.Fprintf(out, "# image: %s\n", builder.ImageRef(v))
-	for _, k := range sortedKeys(rec.Contexts) {
+	for _, k := range slices.Sorted(maps.Keys(rec.Contexts)) {
 		fmt.Fprintf(out, "# context: %s=%s\n", k, rec.Contexts[k])
 	}
-	for _, k := range sortedKeys(rec.BuildArgs) {
+	for _, k := range slices.Sorted(maps.Keys(rec.BuildArgs)) {
 		fmt.Fprintf(out, "# build-arg: %s=%s\n", k, rec.BuildArgs[k])
 	}
 	fmt.Fprintln(out, "# (the builder sets CREATED to the build's start time; RECIPE_DIGEST does not depend on it)")
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
