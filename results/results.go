@@ -50,6 +50,27 @@ func Latest(root string) (string, error) {
 	return filepath.Join(root, latest), nil
 }
 
+// Find returns the run folder a later stage works on: dir when given (it
+// must exist: a later stage never starts a run), else the newest under
+// root. first names the command that makes a run folder, for the error
+// when there is none.
+func Find(dir, root, first string) (*Run, error) {
+	if dir == "" {
+		latest, err := Latest(root)
+		if err != nil {
+			return nil, fmt.Errorf("finding the latest run under %s: %w", root, err)
+		}
+		if latest == "" {
+			return nil, fmt.Errorf("no run folder under %s: run `redis-variants %s` first, or give --run", root, first)
+		}
+		dir = latest
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("run folder %s does not exist (give --run an existing run folder)", dir)
+	}
+	return &Run{Dir: dir}, nil
+}
+
 // Path joins elem under the run folder.
 func (r *Run) Path(elem ...string) string {
 	return filepath.Join(append([]string{r.Dir}, elem...)...)

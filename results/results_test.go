@@ -3,6 +3,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +37,31 @@ func TestLatest(t *testing.T) {
 	got, err := Latest(root)
 	if err != nil || filepath.Base(got) != "20261129-120000" {
 		t.Fatalf("Latest = %q, %v", got, err)
+	}
+}
+
+func TestFind(t *testing.T) {
+	root := t.TempDir()
+	if _, err := Find("", root, "build"); err == nil || !strings.Contains(err.Error(), "run `redis-variants build` first") {
+		t.Fatalf("empty root: %v", err)
+	}
+	for _, id := range []string{"20261201-100000", "20261201-120000", ".20261201-130000"} {
+		os.MkdirAll(filepath.Join(root, id), 0o755)
+	}
+	r, err := Find("", root, "build")
+	if err != nil || filepath.Base(r.Dir) != "20261201-120000" {
+		t.Fatalf("latest: %v %v", r, err)
+	}
+	given := filepath.Join(root, "20261201-100000")
+	if r, err := Find(given, root, "build"); err != nil || r.Dir != given {
+		t.Fatalf("--run: %v %v", r, err)
+	}
+	// A later stage never creates the run folder it is told to read.
+	missing := filepath.Join(root, "nope")
+	if _, err := Find(missing, root, "build"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("missing --run: %v", err)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatal("Find created the folder")
 	}
 }

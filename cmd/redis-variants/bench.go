@@ -93,18 +93,7 @@ func benchPlan(cmd *cobra.Command, g *globals, run *results.Run) (*variants.Plan
 func runBench(cmd *cobra.Command, g *globals, o *benchOptions) error {
 	ctx := cmd.Context()
 	errw := cmd.ErrOrStderr()
-	dir := g.RunDir
-	if dir == "" {
-		latest, err := results.Latest(g.Runs)
-		if err != nil {
-			return err
-		}
-		if latest == "" {
-			return fmt.Errorf("no run folder under %s: run `redis-variants build` first, or give --run", g.Runs)
-		}
-		dir = latest
-	}
-	run, err := results.Open(dir)
+	run, err := results.Find(g.RunDir, g.Runs, "build")
 	if err != nil {
 		return err
 	}

@@ -74,18 +74,7 @@ over HTTPS unless --insecure or an http:// prefix.`,
 
 // publishRun returns --run, or the latest run under --runs.
 func publishRun(g *globals) (*results.Run, error) {
-	dir := g.RunDir
-	if dir == "" {
-		latest, err := results.Latest(g.Runs)
-		if err != nil {
-			return nil, err
-		}
-		if latest == "" {
-			return nil, fmt.Errorf("no run folder under %s: run `redis-variants run` first, or give --run", g.Runs)
-		}
-		dir = latest
-	}
-	return results.Open(dir)
+	return results.Find(g.RunDir, g.Runs, "run")
 }
 
 func runPublish(cmd *cobra.Command, g *globals, o *publishOptions) error {

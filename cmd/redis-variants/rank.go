@@ -46,21 +46,11 @@ Nothing is re-run; an unreadable trial file is reported and left out.`,
 }
 
 func runRank(cmd *cobra.Command, g *globals, primary string) error {
-	dir := g.RunDir
-	if dir == "" {
-		latest, err := results.Latest(g.Runs)
-		if err != nil {
-			return fmt.Errorf("finding the latest run under %s: %w", g.Runs, err)
-		}
-		if latest == "" {
-			return fmt.Errorf("no run folder under %s: run `redis-variants bench` first, or pass --run", g.Runs)
-		}
-		dir = latest
+	run, err := results.Find(g.RunDir, g.Runs, "bench")
+	if err != nil {
+		return err
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("run folder %s does not exist", dir)
-	}
-	run := &results.Run{Dir: dir}
+	dir := run.Dir
 	trials, errs := report.LoadTrials(run.Path("trials"))
 	reps, err := bench.LoadReplicates(run)
 	if err != nil {

@@ -58,17 +58,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if _, err := verify.SuiteArgs(o.Profile, nil); err != nil {
 		return err
 	}
-	dir := g.RunDir
-	if dir == "" {
-		var err error
-		if dir, err = results.Latest(g.Runs); err != nil {
-			return err
-		}
-		if dir == "" {
-			return fmt.Errorf("no run folder under %s: run `redis-variants build` first or pass --run", g.Runs)
-		}
-	}
-	run, err := results.Open(dir)
+	run, err := results.Find(g.RunDir, g.Runs, "build")
 	if err != nil {
 		return err
 	}
