@@ -14,6 +14,7 @@ import (
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -60,7 +61,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := builder.New(ctx, builder.Options{Run: run, Engine: eng, Recipe: ropt, Jobs: 2})
+	b, err := builder.New(ctx, builder.Options{Host: solve.Address(), Run: run, Engine: eng, Recipe: ropt, Jobs: 2})
 	if err != nil {
 		t.Fatalf("%v (run: make setup)", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -89,7 +90,7 @@ func TestBuildIntegration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := New(ctx, Options{Jobs: 2, Run: r, RunsRoot: runs, Engine: eng, Recipe: ropt, Force: force,
+		b, err := New(ctx, Options{Host: solve.Address(), Jobs: 2, Run: r, RunsRoot: runs, Engine: eng, Recipe: ropt, Force: force,
 			Progress: testWriter{t}, Mode: "plain"})
 		if err != nil {
 			t.Fatalf("buildkitd is needed: %v", err)

@@ -16,18 +16,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	bk "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
-	"github.com/tonistiigi/fsutil"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -37,9 +35,6 @@ const (
 	StatusFailed  = "failed"
 	StatusSkipped = "skipped"
 )
-
-// DefaultHost is buildkitd's address when BUILDKIT_HOST is not set.
-const DefaultHost = "unix:///run/buildkit/buildkitd.sock"
 
 // Result is the outcome of building one variant, written to
 // runs/<id>/builds/<name>.json.
@@ -108,7 +103,7 @@ type Engine interface {
 
 // Options configure a Builder.
 type Options struct {
-	Host     string       // buildkitd address ("" = $BUILDKIT_HOST, else DefaultHost)
+	Host     string       // buildkitd address ("" = solve.DefaultAddress)
 	Jobs     int          // variants built at once (0 = 1)
 	Run      *results.Run // run folder: builds/<name>.json, logs/<name>.log
 	RunsRoot string       // folder of run folders, searched for earlier results ("" = the run's parent)
@@ -141,27 +136,15 @@ func New(ctx context.Context, opt Options) (*Builder, error) {
 	if opt.Engine == nil {
 		return nil, errors.New("builder: no Docker Engine client")
 	}
-	if opt.Host == "" {
-		opt.Host = os.Getenv("BUILDKIT_HOST")
-	}
-	if opt.Host == "" {
-		opt.Host = DefaultHost
-	}
 	if opt.Jobs <= 0 {
 		opt.Jobs = 1
 	}
 	if opt.RunsRoot == "" {
 		opt.RunsRoot = filepath.Dir(opt.Run.Dir)
 	}
-	c, err := bk.New(ctx, opt.Host)
+	c, err := solve.Connect(ctx, opt.Host)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to buildkitd at %s: %w", opt.Host, err)
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := c.Info(pctx); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("buildkitd does not answer at %s (start it with scripts/setup.sh, or set BUILDKIT_HOST): %w", opt.Host, err)
+		return nil, err
 	}
 	var out *lockedWriter
 	if opt.Progress != nil {
@@ -447,71 +430,22 @@ func (b *Builder) previous(name string) (Result, bool) {
 // Engine. It fills r.BuildKitConfig, r.Pushed and r.OCI.
 func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles.Recipe, logPath string, r *Result) (*tracker, error) {
 	tr := newTracker()
-	tmp, err := os.MkdirTemp("", "redis-variants-build-")
-	if err != nil {
-		return tr, err
+	req := solve.Request{
+		Dockerfile: rec.Dockerfile,
+		Target:     rec.Target,
+		BuildArgs:  rec.BuildArgs,
+		Contexts:   rec.Contexts,
+		SharedKey:  sharedKey(),
+		// Export: a docker tarball streamed into Docker Engine.
+		Tarballs: []solve.Tarball{{
+			Type:  bk.ExporterDocker,
+			Attrs: map[string]string{"name": r.Image},
+			Read:  func(ctx context.Context, tar io.Reader) error { return b.opt.Engine.Load(ctx, tar) },
+		}},
 	}
-	defer os.RemoveAll(tmp)
-	dfDir, ctxDir := filepath.Join(tmp, "dockerfile"), filepath.Join(tmp, "context")
-	for _, d := range []string{dfDir, ctxDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return tr, err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dfDir, "Dockerfile"), rec.Dockerfile, 0o644); err != nil {
-		return tr, err
-	}
-	mounts := map[string]fsutil.FS{}
-	for name, dir := range map[string]string{"dockerfile": dfDir, "context": ctxDir} {
-		fs, err := fsutil.NewFS(dir)
-		if err != nil {
-			return tr, err
-		}
-		mounts[name] = fs
-	}
-	attrs := map[string]string{
-		"filename": "Dockerfile",
-		"target":   rec.Target,
-	}
-	for k, val := range rec.BuildArgs {
-		attrs["build-arg:"+k] = val
-	}
-	for name, dir := range rec.Contexts {
-		fs, err := fsutil.NewFS(dir)
-		if err != nil {
-			return tr, fmt.Errorf("named context %s: %w", name, err)
-		}
-		mounts[name] = fs
-		attrs["context:"+name] = "local:" + name
-	}
-
-	// Export: a docker tarball streamed into Docker Engine.
-	pr, pw := io.Pipe()
-	var loadOnce sync.Once
-	var loadStarted atomic.Bool
-	loadDone := make(chan error, 1)
-	startLoad := func() {
-		loadOnce.Do(func() {
-			loadStarted.Store(true)
-			go func() {
-				err := b.opt.Engine.Load(ctx, pr)
-				// Unblock the exporter if the engine stopped reading.
-				pr.CloseWithError(errOr(err, io.ErrClosedPipe))
-				loadDone <- err
-			}()
-		})
-	}
-	exports := []bk.ExportEntry{{
-		Type:  bk.ExporterDocker,
-		Attrs: map[string]string{"name": r.Image},
-		Output: func(map[string]string) (io.WriteCloser, error) {
-			startLoad()
-			return pw, nil
-		},
-	}}
 	if b.opt.OCIDir != "" {
 		dir := filepath.Join(b.opt.OCIDir, v.Name)
-		exports = append(exports, bk.ExportEntry{Type: bk.ExporterOCI, Attrs: map[string]string{"name": r.Image, "tar": "false"}, OutputDir: dir})
+		req.Exports = append(req.Exports, bk.ExportEntry{Type: bk.ExporterOCI, Attrs: map[string]string{"name": r.Image, "tar": "false"}, OutputDir: dir})
 		r.OCI = dir
 	}
 	if b.opt.Push != "" {
@@ -520,7 +454,7 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		if insecureRegistry(b.opt.Push) {
 			a["registry.insecure"] = "true"
 		}
-		exports = append(exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})
+		req.Exports = append(req.Exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})
 		r.Pushed = ref
 	}
 	if ref, ok := b.opt.PushAs[v.Name]; ok {
@@ -528,7 +462,7 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		if host, _, _ := strings.Cut(ref, "/"); insecureRegistry(host) {
 			a["registry.insecure"] = "true"
 		}
-		exports = append(exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})
+		req.Exports = append(req.Exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})
 		r.Pushed = ref
 	}
 
@@ -539,72 +473,40 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 	defer logFile.Close()
 	fmt.Fprintf(logFile, "# variant %s (id %s), target %s, recipe %s\n", v.Name, v.ID, rec.Target, rec.BuildArgs["RECIPE_DIGEST"])
 
-	ch := make(chan *bk.SolveStatus)
 	displays, err := b.displays(v.Name, logFile)
 	if err != nil {
 		return tr, err
 	}
-	var dg errgroup.Group
-	fan := make([]chan *bk.SolveStatus, len(displays))
-	for i, d := range displays {
-		fan[i] = make(chan *bk.SolveStatus, 64)
-		dg.Go(func() error {
-			_, err := d.UpdateFrom(context.WithoutCancel(ctx), fan[i])
-			return err
-		})
-	}
-	dg.Go(func() error {
+	req.Watch = append(req.Watch, func(ch chan *bk.SolveStatus) error {
 		for s := range ch {
 			tr.update(s)
-			for _, c := range fan {
-				c <- s
-			}
-		}
-		for _, c := range fan {
-			close(c)
 		}
 		return nil
 	})
-
-	resp, solveErr := b.bk.Solve(ctx, nil, bk.SolveOpt{
-		Frontend:      "dockerfile.v0",
-		FrontendAttrs: attrs,
-		LocalMounts:   mounts,
-		Exports:       exports,
-		SharedKey:     sharedKey(),
-	}, ch)
-	dg.Wait()
-	pw.CloseWithError(errOr(solveErr, nil))
-
-	var loadErr error
-	switch {
-	case loadStarted.Load():
-		loadErr = <-loadDone // the pipe is closed: the load ends
-	case solveErr == nil:
-		loadErr = errors.New("BuildKit did not export the docker tarball")
+	for _, d := range displays {
+		req.Watch = append(req.Watch, func(ch chan *bk.SolveStatus) error {
+			_, err := d.UpdateFrom(context.WithoutCancel(ctx), ch)
+			return err
+		})
 	}
-	if solveErr != nil {
-		fmt.Fprintf(logFile, "\nERROR: %v\n", solveErr)
+
+	resp, err := solve.Run(ctx, b.bk, req)
+	var exportErr *solve.ExportError
+	switch {
+	case errors.As(err, &exportErr):
+		fmt.Fprintf(logFile, "\nERROR: loading into Docker Engine: %v\n", exportErr.Err)
+		return tr, fmt.Errorf("loading into Docker Engine: %w", exportErr.Err)
+	case err != nil:
+		fmt.Fprintf(logFile, "\nERROR: %v\n", err)
 		if step, msg := tr.failedStep(); step != "" {
 			return tr, fmt.Errorf("step %s: %s", shorten(step, 90), msg)
 		}
-		return tr, fmt.Errorf("solving: %w", solveErr)
-	}
-	if loadErr != nil {
-		fmt.Fprintf(logFile, "\nERROR: loading into Docker Engine: %v\n", loadErr)
-		return tr, fmt.Errorf("loading into Docker Engine: %w", loadErr)
+		return tr, fmt.Errorf("solving: %w", err)
 	}
 	if resp != nil {
 		r.BuildKitConfig = resp.ExporterResponse[exptypes.ExporterImageConfigDigestKey]
 	}
 	return tr, nil
-}
-
-func errOr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
 
 func insecureRegistry(host string) bool {

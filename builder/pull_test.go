@@ -13,6 +13,7 @@ import (
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -53,7 +54,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(ctx, Options{Run: run, RunsRoot: runs, Engine: eng, Progress: testWriter{t}, Mode: "plain"})
+	b, err := New(ctx, Options{Host: solve.Address(), Run: run, RunsRoot: runs, Engine: eng, Progress: testWriter{t}, Mode: "plain"})
 	if err != nil {
 		t.Fatalf("buildkitd is needed: %v", err)
 	}

@@ -23,20 +23,10 @@ import (
 
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/sources"
 	"github.com/redis-variants/redis-variants/variants"
 )
-
-// DefaultBuildkitHost is where set-up starts buildkitd.
-const DefaultBuildkitHost = "unix:///run/buildkit/buildkitd.sock"
-
-// BuildkitHost is $BUILDKIT_HOST or the default.
-func BuildkitHost() string {
-	if h := os.Getenv("BUILDKIT_HOST"); h != "" {
-		return h
-	}
-	return DefaultBuildkitHost
-}
 
 // Check is one line of the doctor's table.
 type Check struct {
@@ -51,6 +41,7 @@ type Check struct {
 // Options say what to check.
 type Options struct {
 	Registry   string   // host:port of the local registry
+	BuildKit   string   // buildkitd address ("" = solve.DefaultAddress)
 	BaseImages []string // e.g. debian:bookworm-slim
 	Plan       *variants.Plan
 	SourcesDir string
@@ -135,7 +126,10 @@ func dockerCheck(ctx context.Context) []Check {
 
 func buildkitCheck(o Options) func(context.Context) []Check {
 	return func(ctx context.Context) []Check {
-		host := BuildkitHost()
+		host := o.BuildKit
+		if host == "" {
+			host = solve.DefaultAddress
+		}
 		c := Check{Name: "buildkitd", Required: true}
 		cl, err := bk.New(ctx, host)
 		if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,10 +12,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	bk "github.com/moby/buildkit/client"
-	"github.com/tonistiigi/fsutil"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/solve"
 )
 
 // SmokeResult is what the end-to-end smoke test saw.
@@ -38,24 +35,12 @@ CMD ["cat", "/smoke"]
 // Docker Hub is unreachable), exports it as a docker tarball that Docker
 // Engine loads and runs, and go-containerregistry pushes it to the registry
 // and reads its digest back.
-func Smoke(ctx context.Context, registry string) (SmokeResult, error) {
+func Smoke(ctx context.Context, buildkit, registry string) (SmokeResult, error) {
 	start := time.Now()
 	res := SmokeResult{Image: "redis-variants/smoke:latest"}
-	dir, err := os.MkdirTemp("", "rv-smoke-")
+	bc, err := solve.Connect(ctx, buildkit)
 	if err != nil {
 		return res, err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(smokeDockerfile), 0o644); err != nil {
-		return res, err
-	}
-	fsys, err := fsutil.NewFS(dir)
-	if err != nil {
-		return res, err
-	}
-	bc, err := bk.New(ctx, BuildkitHost())
-	if err != nil {
-		return res, fmt.Errorf("connecting to buildkitd: %w", err)
 	}
 	defer bc.Close()
 	ec, err := engine.New(ctx)
@@ -64,31 +49,15 @@ func Smoke(ctx context.Context, registry string) (SmokeResult, error) {
 	}
 	defer ec.Close()
 
-	pr, pw := io.Pipe()
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		_, err := bc.Solve(gctx, nil, bk.SolveOpt{
-			Frontend:    "dockerfile.v0",
-			LocalMounts: map[string]fsutil.FS{"context": fsys, "dockerfile": fsys},
-			Exports: []bk.ExportEntry{{
-				Type:   bk.ExporterDocker,
-				Attrs:  map[string]string{"name": res.Image},
-				Output: func(map[string]string) (io.WriteCloser, error) { return pw, nil },
-			}},
-		}, nil)
-		if err != nil {
-			pw.CloseWithError(err)
-			return fmt.Errorf("building the smoke image: %w", err)
-		}
-		return nil
-	})
-	g.Go(func() error {
-		err := ec.Load(gctx, pr)
-		pr.CloseWithError(err)
-		return err
-	})
-	if err := g.Wait(); err != nil {
-		return res, err
+	if _, err := solve.Run(ctx, bc, solve.Request{
+		Dockerfile: []byte(smokeDockerfile),
+		Tarballs: []solve.Tarball{{
+			Type:  bk.ExporterDocker,
+			Attrs: map[string]string{"name": res.Image},
+			Read:  ec.Load,
+		}},
+	}); err != nil {
+		return res, fmt.Errorf("building the smoke image: %w", err)
 	}
 
 	srv, err := ec.StartServer(ctx, engine.ServerSpec{Image: res.Image, Network: "bridge", Cmd: []string{"cat", "/smoke"}})

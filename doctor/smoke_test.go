@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"github.com/redis-variants/redis-variants/solve"
 	"os"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := Smoke(ctx, registry())
+	res, err := Smoke(ctx, solve.Address(), registry())
 	if err != nil {
 		t.Fatalf("smoke failed (are the daemons up? run: make setup): %v", err)
 	}
@@ -39,7 +40,7 @@ func TestDoctorOnThisMachine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the daemons")
 	}
-	cs := Run(context.Background(), Options{Registry: registry(), BaseImages: []string{"debian:bookworm-slim"}, StateDir: os.TempDir(), MinFreeMB: 1})
+	cs := Run(context.Background(), Options{BuildKit: solve.Address(), Registry: registry(), BaseImages: []string{"debian:bookworm-slim"}, StateDir: os.TempDir(), MinFreeMB: 1})
 	for _, c := range cs {
 		if c.Required && !c.OK {
 			t.Errorf("%s: %s (fix: %s)", c.Name, c.Detail, c.Fix)
@@ -48,9 +49,8 @@ func TestDoctorOnThisMachine(t *testing.T) {
 }
 
 func TestDoctorReportsWhatIsMissing(t *testing.T) {
-	t.Setenv("BUILDKIT_HOST", "unix:///nonexistent/buildkitd.sock")
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-	cs := Run(context.Background(), Options{Registry: "127.0.0.1:1", StateDir: os.TempDir(), MinFreeMB: 1 << 40})
+	cs := Run(context.Background(), Options{BuildKit: "unix:///nonexistent/buildkitd.sock", Registry: "127.0.0.1:1", StateDir: os.TempDir(), MinFreeMB: 1 << 40})
 	want := map[string]bool{"docker": false, "buildkitd": false, "registry": false, "disk": false}
 	for _, c := range cs {
 		if _, ok := want[c.Name]; ok {

@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	bk "github.com/moby/buildkit/client"
-
 	"github.com/redis-variants/redis-variants/builder"
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -58,14 +57,11 @@ func TestVerifyEndToEnd(t *testing.T) {
 		t.Fatalf("Docker Engine: %v", err)
 	}
 	defer eng.Close()
-	bkc, err := bk.New(ctx, BuildKitAddr())
+	bkc, err := solve.Connect(ctx, solve.Address())
 	if err != nil {
 		t.Fatalf("buildkitd: %v", err)
 	}
 	defer bkc.Close()
-	if _, err := bkc.ListWorkers(ctx); err != nil {
-		t.Fatalf("buildkitd at %s is not answering: %v", BuildKitAddr(), err)
-	}
 	run, err := results.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +70,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := builder.New(ctx, builder.Options{Run: run, Engine: eng, Recipe: ropt})
+	b, err := builder.New(ctx, builder.Options{Host: solve.Address(), Run: run, Engine: eng, Recipe: ropt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,7 +15,8 @@ import (
 	"time"
 
 	bk "github.com/moby/buildkit/client"
-	"github.com/tonistiigi/fsutil"
+
+	"github.com/redis-variants/redis-variants/solve"
 )
 
 // Suite profiles.
@@ -99,14 +101,6 @@ type SuiteOutput struct {
 	Wall     time.Duration // the whole solve, cache hits included
 }
 
-// BuildKitAddr is buildkitd's address: $BUILDKIT_HOST or the default socket.
-func BuildKitAddr() string {
-	if a := os.Getenv("BUILDKIT_HOST"); a != "" {
-		return a
-	}
-	return "unix:///run/buildkit/buildkitd.sock"
-}
-
 // RunSuite builds the test-report stage of rec with TEST_ARGS=args and
 // exports it to a temporary folder: runtest's output and exit status, even
 // when tests fail (the RUN never fails). nonce, when set, is passed as
@@ -115,92 +109,30 @@ func BuildKitAddr() string {
 func RunSuite(ctx context.Context, c *bk.Client, rec Recipe, args []string, nonce string, logw io.Writer) (SuiteOutput, error) {
 	start := time.Now()
 	var out SuiteOutput
-	tmp, err := os.MkdirTemp("", "redis-variants-suite-")
+	outDir, err := os.MkdirTemp("", "redis-variants-suite-")
 	if err != nil {
 		return out, err
 	}
-	defer os.RemoveAll(tmp)
-	dfDir, ctxDir, outDir := filepath.Join(tmp, "dockerfile"), filepath.Join(tmp, "context"), filepath.Join(tmp, "out")
-	for _, d := range []string{dfDir, ctxDir, outDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return out, err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dfDir, "Dockerfile"), rec.Dockerfile, 0o644); err != nil {
-		return out, err
-	}
-	mounts := map[string]fsutil.FS{}
+	defer os.RemoveAll(outDir)
 	target := rec.Target
 	if target == "" {
 		target = SuiteTarget
 	}
-	attrs := map[string]string{"filename": "Dockerfile", "target": target}
-	add := func(name, dir string) error {
-		fs, err := fsutil.NewFS(dir)
-		if err != nil {
-			return fmt.Errorf("context %s (%s): %w", name, dir, err)
-		}
-		mounts[name] = fs
-		return nil
+	buildArgs := maps.Clone(rec.BuildArgs)
+	if buildArgs == nil {
+		buildArgs = map[string]string{}
 	}
-	if err := add("dockerfile", dfDir); err != nil {
-		return out, err
+	buildArgs["TEST_ARGS"] = ShellQuote(args)
+	buildArgs["TEST_NONCE"] = nonce
+	req := solve.Request{
+		Dockerfile: rec.Dockerfile,
+		Target:     target,
+		BuildArgs:  buildArgs,
+		Contexts:   rec.Contexts,
+		Exports:    []bk.ExportEntry{{Type: bk.ExporterLocal, OutputDir: outDir}},
+		Watch:      []func(chan *bk.SolveStatus) error{func(ch chan *bk.SolveStatus) error { printSteps(logw, ch); return nil }},
 	}
-	mainCtx := ctxDir
-	for name, dir := range rec.Contexts {
-		if name == "context" {
-			mainCtx = dir
-			continue
-		}
-		if err := add(name, dir); err != nil {
-			return out, err
-		}
-		attrs["context:"+name] = "local:" + name
-	}
-	if err := add("context", mainCtx); err != nil {
-		return out, err
-	}
-	for k, v := range rec.BuildArgs {
-		attrs["build-arg:"+k] = v
-	}
-	attrs["build-arg:TEST_ARGS"] = ShellQuote(args)
-	attrs["build-arg:TEST_NONCE"] = nonce
-
-	ch := make(chan *bk.SolveStatus)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		printed := map[string]bool{}
-		for st := range ch {
-			if logw == nil {
-				continue
-			}
-			for _, v := range st.Vertexes {
-				if v.Completed != nil && !printed[v.Digest.String()] {
-					printed[v.Digest.String()] = true
-					state := "done"
-					if v.Cached {
-						state = "cached"
-					}
-					if v.Error != "" {
-						state = "error: " + v.Error
-					}
-					fmt.Fprintf(logw, "#%s %s %s\n", v.Digest.Encoded()[:12], v.Name, state)
-				}
-			}
-			for _, l := range st.Logs {
-				logw.Write(l.Data)
-			}
-		}
-	}()
-	_, err = c.Solve(ctx, nil, bk.SolveOpt{
-		Frontend:      "dockerfile.v0",
-		FrontendAttrs: attrs,
-		LocalMounts:   mounts,
-		Exports:       []bk.ExportEntry{{Type: bk.ExporterLocal, OutputDir: outDir}},
-	}, ch)
-	<-done
-	if err != nil {
+	if _, err := solve.Run(ctx, c, req); err != nil {
 		return out, fmt.Errorf("building the test stage: %w", err)
 	}
 	b, err := os.ReadFile(filepath.Join(outDir, "runtest.log"))
@@ -277,4 +209,31 @@ func ExtractTestTree(tarball, dir string) (string, error) {
 		return "", fmt.Errorf("unpacking tests from %s: no runtest in the archive (not a Redis source tree?)", tarball)
 	}
 	return root, nil
+}
+
+// printSteps writes each finished step (done, cached or its error) and the
+// steps' output to w (nil: drains only).
+func printSteps(w io.Writer, ch chan *bk.SolveStatus) {
+	printed := map[string]bool{}
+	for st := range ch {
+		if w == nil {
+			continue
+		}
+		for _, v := range st.Vertexes {
+			if v.Completed != nil && !printed[v.Digest.String()] {
+				printed[v.Digest.String()] = true
+				state := "done"
+				if v.Cached {
+					state = "cached"
+				}
+				if v.Error != "" {
+					state = "error: " + v.Error
+				}
+				fmt.Fprintf(w, "#%s %s %s\n", v.Digest.Encoded()[:12], v.Name, state)
+			}
+		}
+		for _, l := range st.Logs {
+			w.Write(l.Data)
+		}
+	}
 }

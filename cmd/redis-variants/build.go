@@ -101,7 +101,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 	defer unlock()
 
 	b, err := builder.New(ctx, builder.Options{
-		Jobs: o.Jobs, Run: run, RunsRoot: g.Runs, Engine: eng, Recipe: ropt,
+		Host: g.BuildKit, Jobs: o.Jobs, Run: run, RunsRoot: g.Runs, Engine: eng, Recipe: ropt,
 		Push: o.Push, OCIDir: o.OCI, Progress: os.Stderr, Mode: o.Progress, Force: o.Force,
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/redis-variants/redis-variants/solve"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type globals struct {
 	RunDir   string // a specific run folder ("" = new or latest, per command)
 	State    string // state folder: caches, daemons' data
 	Registry string // local registry host:port
+	BuildKit string // buildkitd address
 }
 
 func envOr(k, def string) string {
@@ -42,6 +44,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.RunDir, "run", "", "run folder to use (default: a new one for build/run, the latest for later stages)")
 	pf.StringVar(&g.State, "state", envOr("RV_STATE", ".state"), "state folder (source cache, daemon data)")
 	pf.StringVar(&g.Registry, "registry", envOr("RV_REGISTRY", "127.0.0.1:5000"), "local registry (host:port) used as Docker Hub mirror")
+	pf.StringVar(&g.BuildKit, "buildkit", solve.Address(), "buildkitd address (BUILDKIT_HOST)")
 	for _, f := range commands {
 		root.AddCommand(f(g))
 	}

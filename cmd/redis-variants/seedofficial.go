@@ -91,7 +91,7 @@ func newCmdSeedOfficial(g *globals) *cobra.Command {
 				return err
 			}
 			defer unlock()
-			b, err := builder.New(ctx, builder.Options{Run: run, RunsRoot: tmp, Engine: eng, Recipe: ropt, NoPull: true, PushAs: push, Progress: errw, Mode: "quiet"})
+			b, err := builder.New(ctx, builder.Options{Host: g.BuildKit, Run: run, RunsRoot: tmp, Engine: eng, Recipe: ropt, NoPull: true, PushAs: push, Progress: errw, Mode: "quiet"})
 			if err != nil {
 				return err
 			}

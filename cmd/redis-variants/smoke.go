@@ -16,7 +16,7 @@ func newCmdSmoke(g *globals) *cobra.Command {
 		Short: "Build, load, run and push a tiny image through every real part",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := doctor.Smoke(cmd.Context(), g.Registry)
+			res, err := doctor.Smoke(cmd.Context(), g.BuildKit, g.Registry)
 			if err != nil {
 				return err
 			}

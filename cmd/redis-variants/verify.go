@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	bk "github.com/moby/buildkit/client"
+	"github.com/redis-variants/redis-variants/solve"
 	"github.com/spf13/cobra"
 
 	"github.com/redis-variants/redis-variants/builder"
@@ -79,9 +79,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	defer eng.Close()
-	bkc, err := bk.New(ctx, verify.BuildKitAddr())
+	bkc, err := solve.Connect(ctx, g.BuildKit)
 	if err != nil {
-		return fmt.Errorf("connecting to buildkitd at %s: %w", verify.BuildKitAddr(), err)
+		return err
 	}
 	defer bkc.Close()
 	sources := filepath.Join(g.State, "cache", "sources")
