@@ -269,7 +269,7 @@ func FlagChecks(b *BinaryInfo, v variants.Variant) []Check {
 		return []Check{{Name: "binary -O level", Detail: msg}}
 	}
 	fl, own := b.RedisFlags()
-	scope := "Redis's own sources (-std=c11)"
+	scope := "Redis's own sources (Redis 7's -std=c11, Redis 8's -std=gnu11 -ggdb)"
 	if !own {
 		scope = "all recorded command lines (Redis's own could not be told apart)"
 	}
