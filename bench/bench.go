@@ -137,14 +137,22 @@ func safe(s string) string {
 	}, s)
 }
 
-// LoadTrials reads every trial of a run folder.
-func LoadTrials(run *results.Run) ([]rank.Trial, error) {
-	out, err := results.ReadAll[rank.Trial](run, "trials")
+// LoadTrials reads every standalone trial of a run folder, in the order
+// they ran. A file that cannot be decoded, or names no image or test, is
+// left out and listed (results.LoadDir's policy): rank names it, and a
+// resumed bench measures that trial again.
+func LoadTrials(run *results.Run) ([]rank.Trial, []results.Skipped, error) {
+	out, skipped, err := results.LoadDir(run, "trials", func(t *rank.Trial) error {
+		if t.Variant == "" || t.Test == "" {
+			return errors.New("not a trial: no variant or test name")
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, nil
+	return out, skipped, nil
 }
 
 func cellOf(t rank.Trial) Cell {
@@ -344,13 +352,16 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		fmt.Fprintf(log, "removed %d leftover container(s)\n", n)
 	}
 
-	trials, err := LoadTrials(o.Run)
+	trials, badTrials, err := LoadTrials(o.Run)
 	if err != nil {
 		return sum, fmt.Errorf("bench: resuming: %w", err)
 	}
-	reps, err := LoadReplicates(o.Run)
+	reps, badReps, err := LoadReplicates(o.Run)
 	if err != nil {
 		return sum, fmt.Errorf("bench: resuming: %w", err)
+	}
+	for _, s := range append(badTrials, badReps...) {
+		fmt.Fprintf(log, "resuming: left out %v: measured again\n", s)
 	}
 	sum.Resumed = len(trials)
 	doneTrial := map[string]bool{}
@@ -386,7 +397,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	dropped := map[Cell]bool{}
 	finish := func(err error) (Summary, error) {
 		sum.Total = len(trials)
-		all, lerr := LoadReplicates(o.Run)
+		all, _, lerr := LoadReplicates(o.Run)
 		if lerr == nil {
 			sum.Replicates = len(all)
 			for _, r := range all {

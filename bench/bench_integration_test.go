@@ -84,9 +84,9 @@ func TestBenchDockerEngine(t *testing.T) {
 	if sum.Resumed != done || sum.Done != 8-done || sum.Total != 8 || len(sum.Failures) != 0 {
 		t.Fatalf("resumed run: %+v", sum)
 	}
-	trials, err := bench.LoadTrials(run)
-	if err != nil || len(trials) != 8 {
-		t.Fatalf("%d trials on disk (%v), want 8", len(trials), err)
+	trials, skipped, err := bench.LoadTrials(run)
+	if err != nil || len(skipped) > 0 || len(trials) != 8 {
+		t.Fatalf("%d trials on disk (%v, left out %v), want 8", len(trials), err, skipped)
 	}
 	for _, tr := range trials {
 		if tr.OpsPerSec <= 0 || tr.ServerCPUNsPerOp <= 0 || tr.RSSBytes <= 0 || tr.P99Ms <= 0 {

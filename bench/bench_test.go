@@ -204,9 +204,9 @@ func twoImages() []Image {
 
 func checkTrials(t *testing.T, run *results.Run, want int) []rank.Trial {
 	t.Helper()
-	trials, err := LoadTrials(run)
-	if err != nil {
-		t.Fatal(err)
+	trials, skipped, err := LoadTrials(run)
+	if err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
 	}
 	if len(trials) != want {
 		t.Fatalf("%d trials on disk, want %d", len(trials), want)
@@ -302,6 +302,26 @@ func TestRunResumeAfterInterrupt(t *testing.T) {
 	if err != nil || sum3.Done != 0 || sum3.Total != 6 {
 		t.Fatalf("third run: %+v %v", sum3, err)
 	}
+
+	// A trial file torn by hand (or a crash outside the atomic write) is
+	// left out, named, and measured again; rank's loader is the same one.
+	torn := all[0]
+	rel := TrialRel(cellOf(torn), torn.Rep)
+	if err := os.WriteFile(o.Run.Path(rel), []byte(`{"variant": "a", "ops_per`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, skipped, err := LoadTrials(o.Run); err != nil || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), rel) {
+		t.Fatalf("torn trial: skipped %v, err %v", skipped, err)
+	}
+	log.Reset()
+	sum4, err := Run(context.Background(), o)
+	if err != nil || sum4.Resumed != 5 || sum4.Done != 1 || sum4.Total != 6 {
+		t.Fatalf("run after a torn trial: %+v %v", sum4, err)
+	}
+	if !strings.Contains(log.String(), "left out") || !strings.Contains(log.String(), rel) {
+		t.Fatalf("the torn trial is not named: %s", log.String())
+	}
+	checkTrials(t, o.Run, 6)
 }
 
 func TestRunSkipsAndFails(t *testing.T) {
@@ -328,7 +348,7 @@ func TestRunSkipsAndFails(t *testing.T) {
 	if len(sum.Failures) != maxCellFailures || len(sum.Dropped) != 1 || sum.Dropped[0].Image != "broken" {
 		t.Fatalf("failures %+v dropped %+v", sum.Failures, sum.Dropped)
 	}
-	trials, _ := LoadTrials(o.Run)
+	trials, _, _ := LoadTrials(o.Run)
 	n := map[string]int{}
 	for _, tr := range trials {
 		n[tr.Variant]++
@@ -530,7 +550,7 @@ func TestPairsResumeAndControl(t *testing.T) {
 	if sum.PlannedReplicates != 6 {
 		t.Fatalf("planned %d replicates, want 6 (A/A, b vs a, axis unix vs host; 2 each)", sum.PlannedReplicates)
 	}
-	first, err := LoadReplicates(o.Run)
+	first, _, err := LoadReplicates(o.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +571,7 @@ func TestPairsResumeAndControl(t *testing.T) {
 	if sum2.ResumedWindows != len(kept) || sum2.Windows != 12 || sum2.Replicates != 6 {
 		t.Fatalf("resumed: %+v", sum2)
 	}
-	all, _ := LoadReplicates(o.Run)
+	all, _, _ := LoadReplicates(o.Run)
 	swaps := map[rank.PairKey]int{}
 	kinds := map[string]int{}
 	for _, r := range all {
@@ -623,7 +643,7 @@ func TestPairsUnsaturatedAreMeasuredAgainThenGivenUp(t *testing.T) {
 	if sum.Replicates != 4 || len(sum.FailedReplicates) != 4 || sum.Windows != 0 {
 		t.Fatalf("summary %+v: want 4 replicates, all given up", sum)
 	}
-	reps, _ := LoadReplicates(o.Run)
+	reps, _, _ := LoadReplicates(o.Run)
 	for _, r := range reps {
 		if len(r.Rejected) != maxWindowAttempts || !strings.Contains(r.Rejected[0].Reason, "not saturated") || !strings.Contains(r.Failed, "3 times") {
 			t.Errorf("%s #%d: rejected %+v, failed %q", r.PairKey, r.Rep, r.Rejected, r.Failed)

@@ -104,9 +104,9 @@ func TestMethodOnRealBuilds(t *testing.T) {
 	if sum.Replicates != 12 || sum.Windows != 48 || len(sum.FailedReplicates) != 0 {
 		t.Fatalf("bench summary: %+v", sum)
 	}
-	reps, err := bench.LoadReplicates(run)
-	if err != nil {
-		t.Fatal(err)
+	reps, skippedReps, err := bench.LoadReplicates(run)
+	if err != nil || len(skippedReps) > 0 {
+		t.Fatal(err, skippedReps)
 	}
 	for _, r := range reps {
 		for _, w := range r.Windows {
@@ -116,9 +116,9 @@ func TestMethodOnRealBuilds(t *testing.T) {
 			}
 		}
 	}
-	trials, err := bench.LoadTrials(run)
-	if err != nil {
-		t.Fatal(err)
+	trials, skipped, err := bench.LoadTrials(run)
+	if err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
 	}
 	th := rank.DefaultThresholds()
 	th.Primary = "o2-a"

@@ -51,16 +51,21 @@ func PairRel(k rank.PairKey, rep int) string {
 	return filepath.Join("pairs", safe(k.Runtime), fmt.Sprintf("%s-%d.json", name, rep))
 }
 
-// LoadReplicates reads every replicate of a run folder. A file that
-// cannot be read is an error: a resumed run must not measure again what
-// it cannot see.
-func LoadReplicates(run *results.Run) ([]rank.Replicate, error) {
-	out, err := results.ReadAll[rank.Replicate](run, "pairs")
+// LoadReplicates reads every co-scheduled replicate of a run folder, in
+// the order they were scheduled. A bad file is left out and listed, as
+// LoadTrials does: a resumed bench measures that replicate again.
+func LoadReplicates(run *results.Run) ([]rank.Replicate, []results.Skipped, error) {
+	out, skipped, err := results.LoadDir(run, "pairs", func(r *rank.Replicate) error {
+		if r.Image == "" || r.Base == "" {
+			return errors.New("not a replicate: no image or base")
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, nil
+	return out, skipped, nil
 }
 
 // pairSlot is one planned replicate.

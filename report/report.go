@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -581,55 +580,4 @@ func trialsRange(r rank.Ranking) string {
 		return fmt.Sprintf("%d trials", lo)
 	}
 	return fmt.Sprintf("%d to %d trials", lo, hi)
-}
-
-// LoadTrials reads every *.json file under dir (recursively) as one
-// rank.Trial or an array of them. Unreadable files do not stop the
-// others: each comes back as an error naming the file.
-func LoadTrials(dir string) ([]rank.Trial, []error) {
-	var out []rank.Trial
-	var errs []error
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("reading trials in %s: %w", p, err))
-			if d != nil && d.IsDir() && p != dir {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".json") || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("reading trial %s: %w", p, err))
-			return nil
-		}
-		b = bytes.TrimSpace(b)
-		if len(b) > 0 && b[0] == '[' {
-			var ts []rank.Trial
-			if err := json.Unmarshal(b, &ts); err != nil {
-				errs = append(errs, fmt.Errorf("decoding trials %s: %w", p, err))
-				return nil
-			}
-			out = append(out, ts...)
-			return nil
-		}
-		var t rank.Trial
-		if err := json.Unmarshal(b, &t); err != nil {
-			errs = append(errs, fmt.Errorf("decoding trial %s: %w", p, err))
-			return nil
-		}
-		if t.Variant == "" || t.Test == "" {
-			errs = append(errs, fmt.Errorf("trial %s: no variant or test name", p))
-			return nil
-		}
-		out = append(out, t)
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, err)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, errs
 }

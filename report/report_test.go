@@ -232,31 +232,6 @@ func TestCDFs(t *testing.T) {
 	}
 }
 
-func TestLoadTrials(t *testing.T) {
-	dir := t.TempDir()
-	ts, _, _ := fixture(t)
-	write := func(rel string, v any) {
-		b, _ := json.Marshal(v)
-		p := filepath.Join(dir, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("host/stock/GET-0.json", ts[0])
-	write("host/fast/GET-0.json", ts[2])
-	write("batch.json", ts[3:5])
-	os.WriteFile(filepath.Join(dir, "broken.json"), []byte("{"), 0o644)
-	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("ignored"), 0o644)
-	got, errs := LoadTrials(dir)
-	if len(got) != 4 {
-		t.Errorf("loaded %d trials, want 4", len(got))
-	}
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken.json") {
-		t.Errorf("errors %v, want one naming broken.json", errs)
-	}
-}
-
 func TestHTMLSelfContained(t *testing.T) {
 	ts, r, ctx := fixture(t)
 	b, err := HTML(r, ts, ctx)

@@ -140,14 +140,25 @@ func WriteFile(path string, data []byte) error {
 	return nil
 }
 
-// ReadAll decodes every *.json file under the run folder's dir (recursively;
-// names starting with "." are skipped) as a T, in path order. A missing dir
-// gives none; a file that cannot be read or decoded is an error naming it,
-// so that a resumed run never measures again what it cannot see.
-func ReadAll[T any](r *Run, dir string) ([]T, error) {
-	var out []T
+// Skipped is a record file left out by LoadDir: unreadable, not JSON, or
+// rejected by the record's own check.
+type Skipped struct {
+	Path string
+	Err  error
+}
+
+func (s Skipped) Error() string { return fmt.Sprintf("%s: %v", s.Path, s.Err) }
+
+// LoadDir decodes every *.json file under the run folder's dir
+// (recursively; names starting with "." are skipped) as a T, in path
+// order; valid, when not nil, rejects a decoded record. There is one policy
+// for a bad file: it is left out and listed in skipped, never fatal. rank
+// then reports the rest and names it; a resumed bench does not count it as
+// done and measures it again, and its atomic write replaces the bad file.
+// Only a folder that cannot be walked is an error; a missing dir gives none.
+func LoadDir[T any](r *Run, dir string, valid func(*T) error) (out []T, skipped []Skipped, err error) {
 	root := r.Path(dir)
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && p == root {
 				return filepath.SkipDir
@@ -157,16 +168,27 @@ func ReadAll[T any](r *Run, dir string) ([]T, error) {
 		if d.IsDir() || !strings.HasSuffix(p, ".json") || strings.HasPrefix(d.Name(), ".") {
 			return nil
 		}
-		rel, _ := filepath.Rel(r.Dir, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			skipped = append(skipped, Skipped{Path: p, Err: err})
+			return nil
+		}
 		var v T
-		if err := r.ReadJSON(rel, &v); err != nil {
-			return err
+		if err := json.Unmarshal(b, &v); err != nil {
+			skipped = append(skipped, Skipped{Path: p, Err: fmt.Errorf("decoding: %w", err)})
+			return nil
+		}
+		if valid != nil {
+			if err := valid(&v); err != nil {
+				skipped = append(skipped, Skipped{Path: p, Err: err})
+				return nil
+			}
 		}
 		out = append(out, v)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", root, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", root, err)
 	}
-	return out, nil
+	return out, skipped, nil
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,37 @@ func TestFind(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Fatal("Find created the folder")
+	}
+}
+
+func TestLoadDirLeavesOutBadFiles(t *testing.T) {
+	r, _ := Open(t.TempDir())
+	type rec struct {
+		Name string `json:"name"`
+	}
+	r.WriteJSON("recs/b/two.json", rec{Name: "two"})
+	r.WriteJSON("recs/a/one.json", rec{Name: "one"})
+	r.WriteJSON("recs/nameless.json", rec{})
+	os.WriteFile(r.Path("recs", "torn.json"), []byte(`{"name": "thr`), 0o644)
+	os.WriteFile(r.Path("recs", ".tmp.json"), []byte(`junk`), 0o644)
+	os.WriteFile(r.Path("recs", "notes.txt"), []byte(`junk`), 0o644)
+	got, skipped, err := LoadDir(r, "recs", func(v *rec) error {
+		if v.Name == "" {
+			return errors.New("no name")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "one" || got[1].Name != "two" {
+		t.Fatalf("records %+v, want one and two in path order", got)
+	}
+	if len(skipped) != 2 || !strings.Contains(skipped[0].Error(), "nameless.json: no name") || !strings.Contains(skipped[1].Error(), "torn.json: decoding") {
+		t.Fatalf("skipped %v", skipped)
+	}
+	none, skipped, err := LoadDir[rec](r, "missing", nil)
+	if err != nil || len(none) != 0 || len(skipped) != 0 {
+		t.Fatal(none, skipped, err)
 	}
 }

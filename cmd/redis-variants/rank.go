@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,22 +50,26 @@ func runRank(cmd *cobra.Command, g *globals, primary string) error {
 		return err
 	}
 	dir := run.Dir
-	trials, errs := report.LoadTrials(run.Path("trials"))
-	reps, err := bench.LoadReplicates(run)
+	trials, badTrials, err := bench.LoadTrials(run)
 	if err != nil {
 		return err
 	}
+	reps, badReps, err := bench.LoadReplicates(run)
+	if err != nil {
+		return err
+	}
+	bad := append(badTrials, badReps...)
 	if len(trials) == 0 && len(reps) == 0 {
-		if len(errs) > 0 {
-			return fmt.Errorf("no readable trial in %s: %w", run.Path("trials"), errors.Join(errs...))
+		if len(bad) > 0 {
+			return fmt.Errorf("no readable trial in %s or pair in %s: %v", run.Path("trials"), run.Path("pairs"), bad)
 		}
 		return fmt.Errorf("no trial in %s and no pair in %s: run `redis-variants bench --run %s` first", run.Path("trials"), run.Path("pairs"), dir)
 	}
 	ctx, th := rankContext(run, primary)
 	ctx.Generated = time.Now()
-	for _, e := range errs {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", e)
-		ctx.Notes = append(ctx.Notes, "left out: "+e.Error())
+	for _, s := range bad {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: left out %v (bench --run %s measures it again)\n", s, dir)
+		ctx.Notes = append(ctx.Notes, "left out: "+s.Error())
 	}
 	r := rank.Rank(trials, reps, th)
 	if err := run.WriteJSON("ranking.json", r); err != nil {
