@@ -16,8 +16,6 @@ import (
 	"github.com/redis-variants/redis-variants/variants"
 )
 
-func init() { register(newCmdBench) }
-
 // benchOptions are the flags of `redis-variants bench`.
 type benchOptions struct {
 	Profile    string

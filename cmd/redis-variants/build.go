@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,8 +19,6 @@ import (
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
-
-func init() { register(newCmdBuild) }
 
 // buildOptions are the flags of `redis-variants build`.
 type buildOptions struct {
@@ -102,7 +99,7 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 
 	b, err := builder.New(ctx, builder.Options{
 		Host: g.BuildKit, Jobs: o.Jobs, Run: run, RunsRoot: g.Runs, Engine: eng, Recipe: ropt,
-		Push: o.Push, OCIDir: o.OCI, Progress: os.Stderr, Mode: o.Progress, Force: o.Force,
+		Push: o.Push, OCIDir: o.OCI, Progress: errw, Mode: o.Progress, Force: o.Force,
 	})
 	if err != nil {
 		return err

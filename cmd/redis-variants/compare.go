@@ -12,8 +12,6 @@ import (
 	"github.com/redis-variants/redis-variants/results"
 )
 
-func init() { register(newCmdCompare) }
-
 func newCmdCompare(g *globals) *cobra.Command {
 	var runtime string
 	var asJSON bool

@@ -10,8 +10,6 @@ import (
 	"github.com/redis-variants/redis-variants/variants"
 )
 
-func init() { register(newCmdDoctor) }
-
 func newCmdDoctor(g *globals) *cobra.Command {
 	var minFree uint64
 	cmd := &cobra.Command{

@@ -11,8 +11,6 @@ import (
 	"github.com/redis-variants/redis-variants/variants"
 )
 
-func init() { register(newCmdFetch) }
-
 func newCmdFetch(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "fetch",

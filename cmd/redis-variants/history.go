@@ -10,8 +10,6 @@ import (
 	"github.com/redis-variants/redis-variants/results"
 )
 
-func init() { register(newCmdHistory) }
-
 // historyOptions are the flags of `redis-variants history`.
 type historyOptions struct {
 	By        string

@@ -6,7 +6,5 @@ import (
 	"github.com/redis-variants/redis-variants/loadgen/cli"
 )
 
-func init() { register(newCmdLoadgen) }
-
 // newCmdLoadgen is "redis-variants loadgen" (see package loadgen/cli).
 func newCmdLoadgen(*globals) *cobra.Command { return cli.NewCommand() }

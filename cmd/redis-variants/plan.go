@@ -14,8 +14,6 @@ import (
 	"github.com/redis-variants/redis-variants/variants"
 )
 
-func init() { register(newCmdPlan) }
-
 // planOptions are the flags of `redis-variants plan`. Add new output modes
 // here and dispatch on them in runPlan.
 type planOptions struct {

@@ -11,8 +11,6 @@ import (
 	"github.com/redis-variants/redis-variants/results"
 )
 
-func init() { register(newCmdPublish) }
-
 // publishOptions are the flags of `redis-variants publish`.
 type publishOptions struct {
 	To         string

@@ -19,8 +19,6 @@ import (
 	"github.com/redis-variants/redis-variants/variants"
 )
 
-func init() { register(newCmdRank) }
-
 func newCmdRank(g *globals) *cobra.Command {
 	var primary string
 	cmd := &cobra.Command{

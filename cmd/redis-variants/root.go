@@ -9,9 +9,6 @@ import (
 
 // commands holds one constructor per subcommand; each subcommand's file
 // registers itself with register in an init function.
-var commands []func(*globals) *cobra.Command
-
-func register(f func(*globals) *cobra.Command) { commands = append(commands, f) }
 
 // globals are the flags every command shares.
 type globals struct {
@@ -45,7 +42,11 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.State, "state", envOr("RV_STATE", ".state"), "state folder (source cache, daemon data)")
 	pf.StringVar(&g.Registry, "registry", envOr("RV_REGISTRY", "127.0.0.1:5000"), "local registry (host:port) used as Docker Hub mirror")
 	pf.StringVar(&g.BuildKit, "buildkit", solve.Address(), "buildkitd address (BUILDKIT_HOST)")
-	for _, f := range commands {
+	for _, f := range []func(*globals) *cobra.Command{
+		newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
+		newCmdPublish, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
+		newCmdSeedBase, newCmdSeedOfficial,
+	} {
 		root.AddCommand(f(g))
 	}
 	return root

@@ -13,8 +13,6 @@ import (
 	"github.com/redis-variants/redis-variants/results"
 )
 
-func init() { register(newCmdRun) }
-
 // runOptions are the flags of `redis-variants run`: the stages' own flags
 // that matter for a whole run.
 type runOptions struct {

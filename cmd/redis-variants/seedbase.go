@@ -8,8 +8,6 @@ import (
 	"github.com/redis-variants/redis-variants/baseimage"
 )
 
-func init() { register(newCmdSeedBase) }
-
 // newCmdSeedBase is used by scripts/setup.sh: it pushes a debootstrapped
 // root file system as debian:<suite>-slim to the local registry.
 func newCmdSeedBase(g *globals) *cobra.Command {

@@ -18,8 +18,6 @@ import (
 	"github.com/redis-variants/redis-variants/variants"
 )
 
-func init() { register(newCmdSeedOfficial) }
-
 // newCmdSeedOfficial is used by scripts/setup.sh on machines that reach
 // no registry: it rebuilds the official reference's recipe and pushes it
 // to the local registry under Docker Hub's name (library/redis:7.0.15), so

@@ -8,8 +8,6 @@ import (
 	"github.com/redis-variants/redis-variants/doctor"
 )
 
-func init() { register(newCmdSmoke) }
-
 func newCmdSmoke(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "smoke",

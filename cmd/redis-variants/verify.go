@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,8 +18,6 @@ import (
 	"github.com/redis-variants/redis-variants/variants"
 	"github.com/redis-variants/redis-variants/verify"
 )
-
-func init() { register(newCmdVerify) }
 
 type verifyOptions struct {
 	Profile    string
@@ -115,11 +113,11 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		var r verify.Report
 		switch {
 		case !ok:
-			r = notBuilt(run, v, o.Profile, "no build result in "+run.Path("builds"))
+			r = notBuilt(errw, run, v, o.Profile, "no build result in "+run.Path("builds"))
 		case b.Status != builder.StatusOK:
-			r = notBuilt(run, v, o.Profile, fmt.Sprintf("the build %s: %s", b.Status, b.Error))
+			r = notBuilt(errw, run, v, o.Profile, fmt.Sprintf("the build %s: %s", b.Status, b.Error))
 		case b.Variant.ID != v.ID:
-			r = notBuilt(run, v, o.Profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
+			r = notBuilt(errw, run, v, o.Profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
 		default:
 			r = vf.Verify(ctx, v, verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)})
 			if r.Status == verify.StatusInterrupted {
@@ -160,11 +158,11 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	return nil
 }
 
-func notBuilt(run *results.Run, v variants.Variant, profile, why string) verify.Report {
+func notBuilt(errw io.Writer, run *results.Run, v variants.Variant, profile, why string) verify.Report {
 	r := verify.Report{Variant: v.Name, ID: v.ID, Status: verify.StatusFailed, Profile: profile,
 		Problems: []string{"not verified: " + why}, Finished: time.Now().UTC()}
 	if err := verify.Write(run, r); err != nil {
-		fmt.Fprintln(os.Stderr, "writing report:", err)
+		fmt.Fprintln(errw, "writing report:", err)
 	}
 	return r
 }
