@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -81,33 +82,12 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 			return err
 		}
 	}
-	eng, err := engine.New(ctx)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-
-	ropt, err := dockerfiles.HostOptions(filepath.Join(g.State, "cache", "sources"))
-	if err != nil {
-		fmt.Fprintln(errw, "warning:", err)
-	}
-	unlock, err := machine.Lock(ctx, machine.LockFile(g.State), "build", errw)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-
-	b, err := builder.New(ctx, builder.Options{
-		Host: g.BuildKit, Jobs: o.Jobs, Run: run, RunsRoot: g.Runs, Engine: eng, Recipe: ropt,
-		Push: o.Push, OCIDir: o.OCI, Progress: errw, Mode: o.Progress, Force: o.Force,
-	})
-	if err != nil {
-		return err
-	}
-	defer b.Close()
 	fmt.Fprintf(errw, "building %d images into %s (jobs %d)\n", len(vs), run.Dir, o.Jobs)
 	start := time.Now()
-	res, err := b.Build(ctx, vs)
+	res, err := buildWith(ctx, g, errw, "build", builder.Options{
+		Jobs: o.Jobs, Run: run, RunsRoot: g.Runs,
+		Push: o.Push, OCIDir: o.OCI, Progress: errw, Mode: o.Progress, Force: o.Force,
+	}, vs)
 	for _, r := range res {
 		state := r.Status
 		if r.UpToDate {
@@ -129,6 +109,34 @@ func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
 		}
 	}
 	return err
+}
+
+// buildWith builds vs with a builder made of opt, the machine's recipe
+// facts and a Docker Engine client, holding the machine lock as holder:
+// the set-up every command that builds shares (build, run, seed-official).
+// Host and Recipe are filled in here.
+func buildWith(ctx context.Context, g *globals, errw io.Writer, holder string, opt builder.Options, vs []variants.Variant) ([]builder.Result, error) {
+	eng, err := engine.New(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	ropt, err := dockerfiles.HostOptions(filepath.Join(g.State, "cache", "sources"))
+	if err != nil {
+		fmt.Fprintln(errw, "warning:", err)
+	}
+	unlock, err := machine.Lock(ctx, machine.LockFile(g.State), holder, errw)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	opt.Host, opt.Engine, opt.Recipe = g.BuildKit, eng, ropt
+	b, err := builder.New(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.Build(ctx, vs)
 }
 
 // printRecipe prints what the builder sends BuildKit for one variant: the

@@ -11,9 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redis-variants/redis-variants/builder"
-	"github.com/redis-variants/redis-variants/dockerfiles"
-	"github.com/redis-variants/redis-variants/engine"
-	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -75,26 +72,7 @@ func newCmdSeedOfficial(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			eng, err := engine.New(ctx)
-			if err != nil {
-				return err
-			}
-			defer eng.Close()
-			ropt, err := dockerfiles.HostOptions(filepath.Join(g.State, "cache", "sources"))
-			if err != nil {
-				return err
-			}
-			unlock, err := machine.Lock(ctx, machine.LockFile(g.State), "seed-official", errw)
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			b, err := builder.New(ctx, builder.Options{Host: g.BuildKit, Run: run, RunsRoot: tmp, Engine: eng, Recipe: ropt, NoPull: true, PushAs: push, Progress: errw, Mode: "quiet"})
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			res, err := b.Build(ctx, todo)
+			res, err := buildWith(ctx, g, errw, "seed-official", builder.Options{Run: run, RunsRoot: tmp, NoPull: true, PushAs: push, Progress: errw, Mode: "quiet"}, todo)
 			for _, r := range res {
 				if r.Status != builder.StatusOK {
 					continue
