@@ -66,7 +66,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 		t.Fatalf("%v (run: make setup)", err)
 	}
 	defer b.Close()
-	res, err := b.Build(ctx, plan.Variants)
+	res, err := b.BuildAll(ctx, plan.Variants)
 	if err != nil {
 		t.Fatalf("building -O2 and -O0: %v", err)
 	}

@@ -102,7 +102,7 @@ func TestBuildIntegration(t *testing.T) {
 	// Run 1: solve everything (forced, so a warm machine solves too).
 	b, run := newBuilder("r1", true)
 	start := time.Now()
-	res, err := b.Build(ctx, vs)
+	res, err := b.BuildAll(ctx, vs)
 	t.Logf("first build: %s", time.Since(start))
 	var fe *FailedError
 	if !errors.As(err, &fe) || len(fe.Failed) != 1 || fe.Failed[0] != "gcc-badflag" || fe.Total != len(vs) {
@@ -139,7 +139,7 @@ func TestBuildIntegration(t *testing.T) {
 	// Run 2: forced again; everything comes from BuildKit's cache.
 	b, _ = newBuilder("r2", true)
 	ok := okOnly(vs)
-	res, err = b.Build(ctx, ok)
+	res, err = b.BuildAll(ctx, ok)
 	if err != nil {
 		t.Fatalf("second build: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestBuildIntegration(t *testing.T) {
 	// Run 3: not forced; the images are in Docker Engine, nothing is solved.
 	b, _ = newBuilder("r3", false)
 	start = time.Now()
-	res, err = b.Build(ctx, ok)
+	res, err = b.BuildAll(ctx, ok)
 	if err != nil {
 		t.Fatalf("third build: %v", err)
 	}

@@ -20,7 +20,6 @@ import (
 
 	bk "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
@@ -169,51 +168,17 @@ func (e *FailedError) Error() string {
 	return fmt.Sprintf("%d of %d builds failed: %s", len(e.Failed), e.Total, strings.Join(e.Failed, ", "))
 }
 
-// Build builds vs, at most Jobs at a time. A failed variant does not stop
-// the others; every result is written to builds/<name>.json as soon as it
-// is known. The error is a *FailedError when some failed, or the context's
+// BuildAll builds vs through the stack every run uses: All over
+// Record(SkipUpToDate(Limit(b, Jobs))). A failed variant does not stop the
+// others; every result is written to builds/<name>.json as soon as it is
+// known. The error is a *FailedError when some failed, or the context's
 // error when interrupted.
-func (b *Builder) Build(ctx context.Context, vs []variants.Variant) ([]Result, error) {
-	out := make([]Result, len(vs))
-	done := make([]bool, len(vs))
-	var g errgroup.Group
-	g.SetLimit(b.opt.Jobs)
-	for i, v := range vs {
-		if ctx.Err() != nil {
-			break
-		}
-		g.Go(func() error {
-			if ctx.Err() != nil {
-				return nil
-			}
-			r := b.buildOne(ctx, v)
-			if err := b.opt.Run.WriteJSON(filepath.Join("builds", v.Name+".json"), r); err != nil {
-				r.Status, r.Error = StatusFailed, err.Error()
-			}
-			out[i], done[i] = r, true
-			b.say(v.Name, summary(r))
-			return nil
-		})
+func (b *Builder) BuildAll(ctx context.Context, vs []variants.Variant) ([]Result, error) {
+	var stack Interface = Limit(b, b.opt.Jobs)
+	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" {
+		stack = SkipUpToDate(b, stack)
 	}
-	g.Wait()
-	var res []Result
-	var failed []string
-	for i := range vs {
-		if !done[i] {
-			continue
-		}
-		res = append(res, out[i])
-		if out[i].Status == StatusFailed {
-			failed = append(failed, vs[i].Name)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("build interrupted after %d of %d variants: %w", len(res), len(vs), err)
-	}
-	if len(failed) > 0 {
-		return res, &FailedError{Failed: failed, Total: len(vs)}
-	}
-	return res, nil
+	return All(ctx, Record(b.opt.Run, b.out, stack), vs)
 }
 
 func summary(r Result) string {
@@ -242,8 +207,9 @@ func (b *Builder) say(name, msg string) {
 	}
 }
 
-// buildOne builds one variant; it never returns an error, only a Result.
-func (b *Builder) buildOne(ctx context.Context, v variants.Variant) Result {
+// Build builds (or pulls) one entry with BuildKit and loads it into Docker
+// Engine; it never returns an error, only a Result saying what failed.
+func (b *Builder) Build(ctx context.Context, v variants.Variant) Result {
 	start := time.Now()
 	logPath := b.opt.Run.Path("logs", v.Name+".log")
 	r := Result{Variant: v, Image: ImageRef(v), Log: logPath, Status: StatusFailed}
@@ -287,16 +253,6 @@ func (b *Builder) buildOne(ctx context.Context, v variants.Variant) Result {
 	if err := checkSources(rec); err != nil {
 		writeLog(logPath, err.Error())
 		return fail(err, nil)
-	}
-
-	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" && b.opt.PushAs[v.Name] == "" {
-		if up, ok := b.upToDate(ctx, v, r); ok {
-			writeLog(logPath, fmt.Sprintf("uptodate: %s is in Docker Engine as %s with variant ID %s and recipe %s; nothing to build\n",
-				up.Image, up.ConfigDigest, v.ID, r.Recipe))
-			up.Duration = time.Since(start)
-			up.Finished = time.Now().UTC()
-			return up
-		}
 	}
 
 	tr, err := b.solve(ctx, v, rec, logPath, &r)
@@ -359,38 +315,6 @@ func checkSources(rec dockerfiles.Recipe) error {
 		}
 	}
 	return nil
-}
-
-// upToDate reports whether v's image is already in Docker Engine, built
-// from the same recipe, and agrees with the newest earlier result.
-func (b *Builder) upToDate(ctx context.Context, v variants.Variant, r Result) (Result, bool) {
-	labels, err := b.opt.Engine.ImageLabels(ctx, r.Image)
-	if err != nil || labels["io.redis-variants.id"] != v.ID || labels["io.redis-variants.recipe"] != r.Recipe {
-		return Result{}, false
-	}
-	id, err := b.opt.Engine.ImageID(ctx, r.Image)
-	if err != nil {
-		return Result{}, false
-	}
-	prev, found := b.previous(v.Name)
-	if found && (prev.Status != StatusOK || prev.Variant.ID != v.ID || prev.ConfigDigest != id) {
-		return Result{}, false
-	}
-	up := r
-	up.Status, up.UpToDate, up.ConfigDigest, up.Labels = StatusOK, true, id, labels
-	if up.Origin == "" {
-		up.Origin = OriginBuilt
-	}
-	up.Server = serverPath(r.Target)
-	if found {
-		up.CachedSteps, up.TotalSteps, up.BuildInfo = prev.TotalSteps, prev.TotalSteps, prev.BuildInfo
-	}
-	if up.BuildInfo == nil {
-		if info, err := b.opt.Engine.CopyFileFromImage(ctx, r.Image, dockerfiles.BuildInfoPath); err == nil && json.Valid(info) {
-			up.BuildInfo = json.RawMessage(info)
-		}
-	}
-	return up, true
 }
 
 // previous finds the newest result for name: in this run, else in the

@@ -59,7 +59,7 @@ variants:
 		t.Fatalf("buildkitd is needed: %v", err)
 	}
 	defer b.Close()
-	res, err := b.Build(ctx, plan.All())
+	res, err := b.BuildAll(ctx, plan.All())
 	if fe, ok := err.(*FailedError); !ok || len(fe.Failed) != 2 {
 		t.Fatalf("Build error = %v, want no-server and nowhere failed", err)
 	}

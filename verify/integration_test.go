@@ -75,7 +75,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	res, err := b.Build(ctx, []variants.Variant{v})
+	res, err := b.BuildAll(ctx, []variants.Variant{v})
 	if err != nil || len(res) != 1 || res[0].Status != builder.StatusOK {
 		t.Fatalf("building %s: %v %+v", v.Name, err, res)
 	}

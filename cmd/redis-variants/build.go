@@ -136,7 +136,7 @@ func buildWith(ctx context.Context, g *globals, errw io.Writer, holder string, o
 		return nil, err
 	}
 	defer b.Close()
-	return b.Build(ctx, vs)
+	return b.BuildAll(ctx, vs)
 }
 
 // printRecipe prints what the builder sends BuildKit for one variant: the
