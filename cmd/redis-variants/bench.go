@@ -1,34 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/redis-variants/redis-variants/bench"
-	"github.com/redis-variants/redis-variants/engine"
-	"github.com/redis-variants/redis-variants/machine"
-	"github.com/redis-variants/redis-variants/results"
-	"github.com/redis-variants/redis-variants/variants"
+	"github.com/redis-variants/redis-variants/pipeline"
 )
 
-// benchOptions are the flags of `redis-variants bench`.
-type benchOptions struct {
-	Profile    string
-	Only       []string
-	Runtimes   []string
-	Trials     int
-	Replicates int
-	Budget     time.Duration
-	Seed       int64
-}
-
 func newCmdBench(g *globals) *cobra.Command {
-	o := &benchOptions{}
+	o := &pipeline.BenchOptions{}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmark every built image under every runtime configuration",
@@ -52,7 +31,7 @@ never runs while a build does.`,
   redis-variants bench --run runs/20261129-223300 --only gcc-o3 --only stock --runtime host --replicates 4 --trials -1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runBench(cmd, g, o)
+			return pipeline.Bench(cmd.Context(), config(cmd, g), *o)
 		},
 	}
 	f := cmd.Flags()
@@ -64,97 +43,4 @@ never runs while a build does.`,
 	f.DurationVar(&o.Budget, "budget", 0, "stop starting trials after this long (default: the profile's)")
 	f.Int64Var(&o.Seed, "seed", 0, "trial-order shuffle seed (default: from the clock; recorded in bench.json)")
 	return cmd
-}
-
-// primaryOf is the plan's primary reference: its first reference.
-func primaryOf(p *variants.Plan) string {
-	if len(p.References) > 0 {
-		return p.References[0].Name
-	}
-	return ""
-}
-
-// benchPlan returns the run's own plan.json when it has one, else the
-// variants file's plan.
-func benchPlan(cmd *cobra.Command, g *globals, run *results.Run) (*variants.Plan, error) {
-	var p variants.Plan
-	err := run.ReadJSON("plan.json", &p)
-	if err == nil {
-		return &p, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	return loadPlan(cmd.ErrOrStderr(), g)
-}
-
-func runBench(cmd *cobra.Command, g *globals, o *benchOptions) error {
-	ctx := cmd.Context()
-	errw := cmd.ErrOrStderr()
-	run, err := results.Find(g.RunDir, g.Runs, "build")
-	if err != nil {
-		return err
-	}
-	plan, err := benchPlan(cmd, g, run)
-	if err != nil {
-		return err
-	}
-	prof, ok := plan.Profiles[o.Profile]
-	if !ok {
-		return fmt.Errorf("--profile %s: no such profile in the plan", o.Profile)
-	}
-	rts, err := bench.SelectRuntimes(plan.Runtimes, o.Runtimes)
-	if err != nil {
-		return err
-	}
-	images, warnings, err := bench.Images(run, o.Only)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(errw, w)
-	}
-	eng, err := engine.New(ctx)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	var missing []bench.Image
-	kept := images[:0]
-	for _, im := range images {
-		if ok, err := eng.ImageExists(ctx, im.Ref); err != nil {
-			return err
-		} else if !ok {
-			missing = append(missing, im)
-			continue
-		}
-		kept = append(kept, im)
-	}
-	for _, im := range missing {
-		fmt.Fprintf(errw, "skipping %s: image %s is not in the Docker Engine (rebuild it)\n", im.Name, im.Ref)
-	}
-	budget := o.Budget
-	sum, err := bench.Run(ctx, bench.Options{
-		Run:        run,
-		Engine:     eng,
-		Images:     kept,
-		Runtimes:   rts,
-		Profile:    prof,
-		Primary:    primaryOf(plan),
-		Trials:     o.Trials,
-		Replicates: o.Replicates,
-		Budget:     budget,
-		Seed:       o.Seed,
-		LockFile:   machine.LockFile(g.State),
-		Log:        errw,
-	})
-	fmt.Fprintf(cmd.OutOrStdout(), "bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); seed %d, %s\n",
-		sum.Replicates, sum.PlannedReplicates, sum.Windows, len(sum.FailedReplicates), sum.Total, sum.Planned, len(sum.Failures), sum.Seed, sum.Elapsed.Round(time.Second))
-	if sum.BudgetSpent {
-		fmt.Fprintln(cmd.OutOrStdout(), "bench: the time budget ran out before every planned trial ran; run it again to continue")
-	}
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("interrupted: the %d finished trial(s) are kept in %s; run the same command again to resume", sum.Total, run.Path("trials"))
-	}
-	return err
 }

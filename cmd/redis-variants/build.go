@@ -1,38 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"maps"
-	"path/filepath"
-	"slices"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/redis-variants/redis-variants/builder"
-	"github.com/redis-variants/redis-variants/dockerfiles"
-	"github.com/redis-variants/redis-variants/engine"
-	"github.com/redis-variants/redis-variants/machine"
-	"github.com/redis-variants/redis-variants/results"
-	"github.com/redis-variants/redis-variants/variants"
+	"github.com/redis-variants/redis-variants/pipeline"
 )
 
-// buildOptions are the flags of `redis-variants build`.
-type buildOptions struct {
-	Only     []string
-	Jobs     int
-	Push     string
-	OCI      string
-	Progress string
-	Force    bool
-}
-
 func newCmdBuild(g *globals) *cobra.Command {
-	o := &buildOptions{}
+	o := &pipeline.BuildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build [--only NAME...] [--jobs N] [--push REGISTRY] [--oci DIR]",
 		Short: "Build every variant and reference image with BuildKit and load them into Docker Engine",
@@ -45,7 +20,7 @@ recipe is "uptodate" and not built again. A failed variant does not stop
 the others; the command fails saying how many failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runBuild(cmd, g, o)
+			return pipeline.Build(cmd.Context(), config(cmd, g), *o)
 		},
 	}
 	f := cmd.Flags()
@@ -56,121 +31,4 @@ the others; the command fails saying how many failed.`,
 	f.StringVar(&o.Progress, "progress", "auto", "progress output: auto, plain, tty, quiet")
 	f.BoolVar(&o.Force, "force", false, "solve even when an image is up to date")
 	return cmd
-}
-
-func runBuild(cmd *cobra.Command, g *globals, o *buildOptions) error {
-	ctx := cmd.Context()
-	errw := cmd.ErrOrStderr()
-	plan, err := loadPlan(errw, g)
-	if err != nil {
-		return err
-	}
-	vs, err := plan.Select(o.Only)
-	if err != nil {
-		return err
-	}
-	dir := g.RunDir
-	if dir == "" {
-		dir = filepath.Join(g.Runs, results.NewRunID(time.Now()))
-	}
-	run, err := results.Open(dir)
-	if err != nil {
-		return err
-	}
-	if !run.Exists("plan.json") {
-		if err := run.WriteJSON("plan.json", plan); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(errw, "building %d images into %s (jobs %d)\n", len(vs), run.Dir, o.Jobs)
-	start := time.Now()
-	res, err := buildWith(ctx, g, errw, "build", builder.Options{
-		Jobs: o.Jobs, Run: run, RunsRoot: g.Runs,
-		Push: o.Push, OCIDir: o.OCI, Progress: errw, Mode: o.Progress, Force: o.Force,
-	}, vs)
-	for _, r := range res {
-		state := r.Status
-		if r.UpToDate {
-			state = "uptodate"
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%-28s %-9s %-40s %8s  %d/%d cached\n", r.Variant.Name, state, r.Image,
-			r.Duration.Round(100*time.Millisecond), r.CachedSteps, r.TotalSteps)
-	}
-	fmt.Fprintf(errw, "%d images in %s; results in %s\n", len(res), time.Since(start).Round(100*time.Millisecond), run.Path("builds"))
-	var fe *builder.FailedError
-	if errors.As(err, &fe) {
-		for _, r := range res {
-			if r.Status == builder.StatusFailed {
-				fmt.Fprintf(errw, "\n%s failed: %s\n", r.Variant.Name, r.Error)
-				for _, l := range r.LogTail {
-					fmt.Fprintf(errw, "  | %s\n", l)
-				}
-			}
-		}
-	}
-	return err
-}
-
-// buildWith builds vs with a builder made of opt, the machine's recipe
-// facts and a Docker Engine client, holding the machine lock as holder:
-// the set-up every command that builds shares (build, run, seed-official).
-// Host and Recipe are filled in here.
-func buildWith(ctx context.Context, g *globals, errw io.Writer, holder string, opt builder.Options, vs []variants.Variant) ([]builder.Result, error) {
-	eng, err := engine.New(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer eng.Close()
-	ropt, err := dockerfiles.HostOptions(filepath.Join(g.State, "cache", "sources"))
-	if err != nil {
-		fmt.Fprintln(errw, "warning:", err)
-	}
-	unlock, err := machine.Lock(ctx, machine.LockFile(g.State), holder, errw)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	opt.Host, opt.Engine, opt.Recipe = g.BuildKit, eng, ropt
-	b, err := builder.New(ctx, opt)
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	return b.BuildAll(ctx, vs)
-}
-
-// printRecipe prints what the builder sends BuildKit for one variant: the
-// Dockerfile exactly as rendered, then the target, named contexts and
-// every build arg as comment lines.
-func printRecipe(out io.Writer, g *globals, plan *variants.Plan, name string) error {
-	v, ok := plan.Lookup(name)
-	if !ok {
-		var names []string
-		for _, v := range plan.All() {
-			names = append(names, v.Name)
-		}
-		return fmt.Errorf("no variant or reference %q in %s (have: %s)", name, g.File, strings.Join(names, ", "))
-	}
-	ropt, err := dockerfiles.HostOptions(filepath.Join(g.State, "cache", "sources"))
-	if err != nil {
-		return err
-	}
-	rec, err := dockerfiles.Render(v, ropt)
-	if err != nil {
-		return err
-	}
-	if _, err := out.Write(rec.Dockerfile); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\n# ---- what the builder sends with this Dockerfile (%s, id %s) ----\n", v.Name, v.ID)
-	fmt.Fprintf(out, "# target: %s\n", rec.Target)
-	fmt.Fprintf(out, "# image: %s\n", builder.ImageRef(v))
-	for _, k := range slices.Sorted(maps.Keys(rec.Contexts)) {
-		fmt.Fprintf(out, "# context: %s=%s\n", k, rec.Contexts[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(rec.BuildArgs)) {
-		fmt.Fprintf(out, "# build-arg: %s=%s\n", k, rec.BuildArgs[k])
-	}
-	fmt.Fprintln(out, "# (the builder sets CREATED to the build's start time; RECIPE_DIGEST does not depend on it)")
-	return nil
 }

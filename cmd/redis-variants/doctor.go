@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +20,7 @@ the CPU (model, x86-64 level), kernel, cgroup version and free disk.
 Exits non-zero when the main job could not run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := doctor.Options{Registry: g.Registry, BuildKit: g.BuildKit, SourcesDir: filepath.Join(g.State, "cache", "sources"), StateDir: g.State, MinFreeMB: minFree}
+			o := doctor.Options{Registry: g.Registry, BuildKit: g.BuildKit, SourcesDir: config(cmd, g).SourcesDir(), StateDir: g.State, MinFreeMB: minFree}
 			plan, err := variants.Load(g.File)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)

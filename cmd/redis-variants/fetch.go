@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -21,7 +20,7 @@ func newCmdFetch(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cache := sources.New(filepath.Join(g.State, "cache", "sources"))
+			cache := sources.New(config(cmd, g).SourcesDir())
 			names := make([]string, 0, len(plan.Sources))
 			for n := range plan.Sources {
 				names = append(names, n)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/redis-variants/redis-variants/pipeline"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -34,7 +34,7 @@ base image and source. Warnings go to stderr; any validation error is
 printed (file:line:column: field: message) and the command fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), g, o)
+			return runPlan(config(cmd, g), o)
 		},
 	}
 	f := cmd.Flags()
@@ -43,30 +43,14 @@ printed (file:line:column: field: message) and the command fails.`,
 	return cmd
 }
 
-// loadPlan loads g.File, printing validation errors and warnings to errw.
-func loadPlan(errw io.Writer, g *globals) (*variants.Plan, error) {
-	plan, err := variants.Load(g.File)
-	var verr *variants.Error
-	if errors.As(err, &verr) {
-		fmt.Fprintln(errw, verr.Error())
-		return nil, fmt.Errorf("%s: %d error(s)", g.File, len(verr.Diagnostics))
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range plan.Warnings {
-		fmt.Fprintln(errw, w.String())
-	}
-	return plan, nil
-}
-
-func runPlan(out, errw io.Writer, g *globals, o *planOptions) error {
-	plan, err := loadPlan(errw, g)
+func runPlan(c pipeline.Config, o *planOptions) error {
+	out := c.Out
+	plan, err := c.Plan()
 	if err != nil {
 		return err
 	}
 	if o.Dockerfile != "" {
-		return printRecipe(out, g, plan, o.Dockerfile)
+		return pipeline.PrintRecipe(out, c, plan, o.Dockerfile)
 	}
 	if o.JSON {
 		enc := json.NewEncoder(out)

@@ -1,30 +1,14 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"sort"
-
 	"github.com/spf13/cobra"
 
+	"github.com/redis-variants/redis-variants/pipeline"
 	"github.com/redis-variants/redis-variants/publish"
-	"github.com/redis-variants/redis-variants/results"
 )
 
-// publishOptions are the flags of `redis-variants publish`.
-type publishOptions struct {
-	To         string
-	Repo       string
-	Top        int
-	Only       []string
-	Runtime    string
-	DryRun     bool
-	Insecure   bool
-	LayerCache string
-}
-
 func newCmdPublish(g *globals) *cobra.Command {
-	o := &publishOptions{}
+	o := &pipeline.PublishOptions{}
 	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Push the ranked, verified images to a registry with their evidence attached",
@@ -55,7 +39,7 @@ over HTTPS unless --insecure or an http:// prefix.`,
   redis-variants publish --run runs/20261129-223300 --only gcc-o3-native --runtime bridge`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPublish(cmd, g, o)
+			return pipeline.Publish(cmd.Context(), config(cmd, g), *o)
 		},
 	}
 	f := cmd.Flags()
@@ -68,67 +52,4 @@ over HTTPS unless --insecure or an http:// prefix.`,
 	f.BoolVar(&o.Insecure, "insecure", false, "use plain HTTP for a registry that is not local")
 	f.StringVar(&o.LayerCache, "layer-cache", "", "keep compressed layers in this folder between publications (default: a temporary folder)")
 	return cmd
-}
-
-// publishRun returns --run, or the latest run under --runs.
-func publishRun(g *globals) (*results.Run, error) {
-	return results.Find(g.RunDir, g.Runs, "run")
-}
-
-func runPublish(cmd *cobra.Command, g *globals, o *publishOptions) error {
-	run, err := publishRun(g)
-	if err != nil {
-		return err
-	}
-	reg := o.To
-	if reg == "" {
-		reg = g.Registry
-	}
-	errw := cmd.ErrOrStderr()
-	pub, err := publish.Publish(cmd.Context(), run, publish.Options{
-		Registry: reg, Repo: o.Repo, Top: o.Top, Only: o.Only, Runtime: o.Runtime,
-		DryRun: o.DryRun, Insecure: o.Insecure, LayerCache: o.LayerCache, Log: errw,
-	})
-	printPublished(cmd.OutOrStdout(), errw, pub)
-	return err
-}
-
-// printPublished prints what was (or on a dry run would be) pushed, and
-// the refusals and warnings on errw.
-func printPublished(w, errw io.Writer, pub publish.Published) {
-	for _, r := range pub.Refused {
-		fmt.Fprintf(errw, "refused: %s\n", r.Reason)
-	}
-	for _, x := range pub.Warnings {
-		fmt.Fprintf(errw, "warning: %s\n", x)
-	}
-	if pub.DryRun && len(pub.Images) > 0 {
-		fmt.Fprintf(w, "dry run: would push to %s (runtime %s), nothing pushed\n", pub.Repository, pub.Runtime)
-	}
-	for _, im := range pub.Images {
-		fmt.Fprintf(w, "%s (rank %d, %s)\n", im.Variant, im.Rank, im.Source)
-		if im.Ref != "" {
-			fmt.Fprintf(w, "  %s\n", im.Ref)
-		}
-		tags := im.Tags
-		if !pub.DryRun {
-			tags = im.Pushed
-		}
-		for _, t := range tags {
-			fmt.Fprintf(w, "  %s\n", t)
-		}
-		if im.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", im.Error)
-		}
-		if pub.DryRun {
-			keys := make([]string, 0, len(im.Annotations))
-			for k := range im.Annotations {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				fmt.Fprintf(w, "    %s=%s\n", k, im.Annotations[k])
-			}
-		}
-	}
 }

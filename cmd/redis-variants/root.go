@@ -1,8 +1,10 @@
 package main
 
 import (
-	"github.com/redis-variants/redis-variants/solve"
 	"os"
+
+	"github.com/redis-variants/redis-variants/pipeline"
+	"github.com/redis-variants/redis-variants/solve"
 
 	"github.com/spf13/cobra"
 )
@@ -18,6 +20,13 @@ type globals struct {
 	State    string // state folder: caches, daemons' data
 	Registry string // local registry host:port
 	BuildKit string // buildkitd address
+}
+
+// config is the pipeline's Config for a command: the global flags and the
+// command's own writers.
+func config(cmd *cobra.Command, g *globals) pipeline.Config {
+	return pipeline.Config{File: g.File, Runs: g.Runs, RunDir: g.RunDir, State: g.State, Registry: g.Registry,
+		BuildKit: g.BuildKit, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
 }
 
 func envOr(k, def string) string {

@@ -1,33 +1,14 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"path/filepath"
-	"strings"
-	"time"
-
-	"github.com/redis-variants/redis-variants/solve"
 	"github.com/spf13/cobra"
 
-	"github.com/redis-variants/redis-variants/builder"
-	"github.com/redis-variants/redis-variants/dockerfiles"
-	"github.com/redis-variants/redis-variants/engine"
-	"github.com/redis-variants/redis-variants/machine"
-	"github.com/redis-variants/redis-variants/results"
-	"github.com/redis-variants/redis-variants/variants"
+	"github.com/redis-variants/redis-variants/pipeline"
 	"github.com/redis-variants/redis-variants/verify"
 )
 
-type verifyOptions struct {
-	Profile    string
-	Only       []string
-	Units      []string
-	NoExternal bool
-}
-
 func newCmdVerify(g *globals) *cobra.Command {
-	o := &verifyOptions{}
+	o := &pipeline.VerifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify [--run DIR] [--profile quick|full] [--only NAME...]",
 		Short: "Run Redis's test suite and checks against every built image",
@@ -40,7 +21,7 @@ units of the suite run against the image from outside. Each result is
 written to <run>/verify/<name>.json; a variant that fails is marked failed
 and is never benchmarked or published.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd, g, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return pipeline.Verify(cmd.Context(), config(cmd, g), *o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Profile, "profile", verify.ProfileQuick, "test profile: quick (a few minutes per variant) or full (everything, for releases)")
@@ -48,129 +29,4 @@ and is never benchmarked or published.`,
 	f.StringSliceVar(&o.Units, "units", nil, "run only these test units in the build (overrides the profile's list)")
 	f.BoolVar(&o.NoExternal, "no-external", false, "skip the suite run against the running image")
 	return cmd
-}
-
-func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
-	ctx := cmd.Context()
-	errw := cmd.ErrOrStderr()
-	if _, err := verify.SuiteArgs(o.Profile, nil); err != nil {
-		return err
-	}
-	run, err := results.Find(g.RunDir, g.Runs, "build")
-	if err != nil {
-		return err
-	}
-	plan, err := loadPlan(errw, g)
-	if err != nil {
-		return err
-	}
-	vs, err := plan.Select(o.Only)
-	if err != nil {
-		return err
-	}
-	builds, err := builder.LoadResults(run)
-	if err != nil {
-		return err
-	}
-	eng, err := engine.New(ctx)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	bkc, err := solve.Connect(ctx, g.BuildKit)
-	if err != nil {
-		return err
-	}
-	defer bkc.Close()
-	sources := filepath.Join(g.State, "cache", "sources")
-	ropt, err := dockerfiles.HostOptions(sources)
-	if err != nil {
-		fmt.Fprintln(errw, "warning:", err)
-	}
-	unlock, err := machine.Lock(ctx, machine.LockFile(g.State), "verify", errw)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-
-	vf := &verify.Verifier{
-		Engine: eng, BuildKit: bkc, Run: run,
-		Render: func(v variants.Variant) (verify.Recipe, error) {
-			r, err := dockerfiles.Render(v, ropt)
-			return verify.Recipe{Dockerfile: r.Dockerfile, BuildArgs: r.BuildArgs, Contexts: r.Contexts}, err
-		},
-		Opt: verify.Options{Profile: o.Profile, Units: o.Units, NoExternal: o.NoExternal, SourcesDir: sources, Sources: plan.Sources, Log: errw},
-	}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(errw, "verifying %d images of %s (profile %s)\n", len(vs), run.Dir, o.Profile)
-	var failed []string
-	var reports []verify.Report
-	for _, v := range vs {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		b, ok := builds[v.Name]
-		var r verify.Report
-		switch {
-		case !ok:
-			r = notBuilt(errw, run, v, o.Profile, "no build result in "+run.Path("builds"))
-		case b.Status != builder.StatusOK:
-			r = notBuilt(errw, run, v, o.Profile, fmt.Sprintf("the build %s: %s", b.Status, b.Error))
-		case b.Variant.ID != v.ID:
-			r = notBuilt(errw, run, v, o.Profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
-		default:
-			r = vf.Verify(ctx, v, verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)})
-			if r.Status == verify.StatusInterrupted {
-				return fmt.Errorf("verifying %s: interrupted (nothing written for it; run again to verify it): %w", v.Name, ctx.Err())
-			}
-		}
-		reports = append(reports, r)
-		if r.Status != verify.StatusPassed {
-			failed = append(failed, v.Name)
-		}
-	}
-	fmt.Fprintf(out, "%-28s %-7s %7s %6s %5s %7s %8s %9s %8s\n", "VARIANT", "STATUS", "PASSED", "FAILED", "KNOWN", "CHECKS", "EXTERNAL", "RUNTEST", "TIME")
-	for _, r := range reports {
-		okChecks := 0
-		for _, c := range r.Checks {
-			if c.OK {
-				okChecks++
-			}
-		}
-		ext := "-"
-		if r.External != nil {
-			ext = fmt.Sprintf("%d/%d", r.External.Passed, r.External.Passed+r.External.Failed)
-		}
-		rt := "-"
-		if len(r.Suite.Units) > 0 {
-			rt = r.Suite.Duration.Round(time.Second).String()
-		}
-		fmt.Fprintf(out, "%-28s %-7s %7d %6d %5d %7s %8s %9s %8s\n", r.Variant, r.Status, r.Suite.Passed, r.Suite.Failed, r.Suite.Known,
-			fmt.Sprintf("%d/%d", okChecks, len(r.Checks)), ext, rt, r.Duration.Round(time.Second))
-		for _, p := range r.Problems {
-			fmt.Fprintf(out, "    ! %s\n", firstLineOf(p))
-		}
-	}
-	fmt.Fprintf(errw, "reports in %s\n", run.Path("verify"))
-	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d variants failed verification: %s", len(failed), len(reports), strings.Join(failed, ", "))
-	}
-	return nil
-}
-
-func notBuilt(errw io.Writer, run *results.Run, v variants.Variant, profile, why string) verify.Report {
-	r := verify.Report{Variant: v.Name, ID: v.ID, Status: verify.StatusFailed, Profile: profile,
-		Problems: []string{"not verified: " + why}, Finished: time.Now().UTC()}
-	if err := verify.Write(run, r); err != nil {
-		fmt.Fprintln(errw, "writing report:", err)
-	}
-	return r
-}
-
-func firstLineOf(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	if len(l) > 200 {
-		l = l[:200] + "..."
-	}
-	return l
 }

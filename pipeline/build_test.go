@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"bytes"
@@ -11,17 +11,17 @@ import (
 
 // plan --dockerfile prints exactly what Render returns.
 func TestPlanDockerfile(t *testing.T) {
-	g := &globals{File: "../../variants/testdata/tiny.yaml", State: t.TempDir()}
-	plan, err := variants.Load(g.File)
+	c := Config{File: "../variants/testdata/tiny.yaml", State: t.TempDir()}
+	plan, err := variants.Load(c.File)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := printRecipe(&out, g, plan, "gcc-o2-libc"); err != nil {
+	if err := PrintRecipe(&out, c, plan, "gcc-o2-libc"); err != nil {
 		t.Fatal(err)
 	}
 	v, _ := plan.Lookup("gcc-o2-libc")
-	opt, _ := dockerfiles.HostOptions(g.State + "/cache/sources")
+	opt, _ := dockerfiles.HostOptions(c.SourcesDir())
 	rec, err := dockerfiles.Render(v, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestPlanDockerfile(t *testing.T) {
 			t.Errorf("build arg %s=%q missing", k, val)
 		}
 	}
-	if err := printRecipe(&out, g, plan, "no-such"); err == nil || !strings.Contains(err.Error(), "gcc-o2-libc") {
+	if err := PrintRecipe(&out, c, plan, "no-such"); err == nil || !strings.Contains(err.Error(), "gcc-o2-libc") {
 		t.Errorf("unknown name: %v", err)
 	}
 }

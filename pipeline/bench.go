@@ -1,0 +1,167 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+	"github.com/redis-variants/redis-variants/verify"
+)
+
+// BenchOptions are the flags of `redis-variants bench`.
+type BenchOptions struct {
+	Profile    string
+	Only       []string
+	Runtimes   []string
+	Trials     int
+	Replicates int
+	Budget     time.Duration
+	Seed       int64
+}
+
+// primaryOf is the plan's primary reference: its first reference.
+func primaryOf(p *variants.Plan) string {
+	if len(p.References) > 0 {
+		return p.References[0].Name
+	}
+	return ""
+}
+
+// benchPlan returns the run's own plan.json when it has one, else the
+// variants file's plan.
+func benchPlan(c Config, run *results.Run) (*variants.Plan, error) {
+	var p variants.Plan
+	err := run.ReadJSON("plan.json", &p)
+	if err == nil {
+		return &p, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return c.Plan()
+}
+
+// Bench benchmarks the run's built images (those whose verification did
+// not fail) under the selected runtimes, holding the machine lock; an
+// interrupted bench resumes from what is on disk.
+func Bench(ctx context.Context, c Config, o BenchOptions) error {
+	errw := c.Err
+	run, err := results.Find(c.RunDir, c.Runs, "build")
+	if err != nil {
+		return err
+	}
+	plan, err := benchPlan(c, run)
+	if err != nil {
+		return err
+	}
+	prof, ok := plan.Profiles[o.Profile]
+	if !ok {
+		return fmt.Errorf("--profile %s: no such profile in the plan", o.Profile)
+	}
+	rts, err := bench.SelectRuntimes(plan.Runtimes, o.Runtimes)
+	if err != nil {
+		return err
+	}
+	images, warnings, err := benchImages(run, o.Only)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(errw, w)
+	}
+	eng, err := engine.New(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	var missing []bench.Image
+	kept := images[:0]
+	for _, im := range images {
+		if ok, err := eng.ImageExists(ctx, im.Ref); err != nil {
+			return err
+		} else if !ok {
+			missing = append(missing, im)
+			continue
+		}
+		kept = append(kept, im)
+	}
+	for _, im := range missing {
+		fmt.Fprintf(errw, "skipping %s: image %s is not in the Docker Engine (rebuild it)\n", im.Name, im.Ref)
+	}
+	budget := o.Budget
+	sum, err := bench.Run(ctx, bench.Options{
+		Run:        run,
+		Engine:     eng,
+		Images:     kept,
+		Runtimes:   rts,
+		Profile:    prof,
+		Primary:    primaryOf(plan),
+		Trials:     o.Trials,
+		Replicates: o.Replicates,
+		Budget:     budget,
+		Seed:       o.Seed,
+		LockFile:   machine.LockFile(c.State),
+		Log:        errw,
+	})
+	fmt.Fprintf(c.Out, "bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); seed %d, %s\n",
+		sum.Replicates, sum.PlannedReplicates, sum.Windows, len(sum.FailedReplicates), sum.Total, sum.Planned, len(sum.Failures), sum.Seed, sum.Elapsed.Round(time.Second))
+	if sum.BudgetSpent {
+		fmt.Fprintln(c.Out, "bench: the time budget ran out before every planned trial ran; run it again to continue")
+	}
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted: the %d finished trial(s) are kept in %s; run the same command again to resume", sum.Total, run.Path("trials"))
+	}
+	return err
+}
+
+// benchImages returns the images of a run folder's successful builds, with
+// their verify status, sorted by name: what bench may measure. only, when
+// not empty, keeps those names (an unknown name is an error). Builds that
+// did not succeed are reported as warnings.
+func benchImages(run *results.Run, only []string) ([]bench.Image, []string, error) {
+	builds, err := builder.LoadResults(run)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(builds) == 0 {
+		return nil, nil, fmt.Errorf("no build results in %s: run `redis-variants build` first", run.Path("builds"))
+	}
+	reports, err := verify.LoadReports(run)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range only {
+		if _, ok := builds[n]; !ok {
+			return nil, nil, fmt.Errorf("--only %s: no build result with that name in %s", n, run.Path("builds"))
+		}
+	}
+	var imgs []bench.Image
+	var warnings []string
+	for _, name := range slices.Sorted(maps.Keys(builds)) {
+		b := builds[name]
+		if len(only) > 0 && !slices.Contains(only, name) {
+			continue
+		}
+		if b.Status != builder.StatusOK {
+			warnings = append(warnings, fmt.Sprintf("skipping %s: build %s %s", name, b.Status, b.Error))
+			continue
+		}
+		if b.Image == "" {
+			warnings = append(warnings, fmt.Sprintf("skipping %s: its build result names no image", name))
+			continue
+		}
+		imgs = append(imgs, bench.Image{Name: name, ID: b.Variant.ID, Ref: b.Image, Reference: b.Variant.IsReference(),
+			Verified: reports[name].Status})
+	}
+	return imgs, warnings, nil
+}

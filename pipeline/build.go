@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/dockerfiles"
+	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// BuildOptions are the flags of `redis-variants build`.
+type BuildOptions struct {
+	Only     []string
+	Jobs     int
+	Push     string
+	OCI      string
+	Progress string
+	Force    bool
+}
+
+// Build builds (or pulls) the selected entries of the variants file into a
+// run folder (c.RunDir, else a new one under c.Runs), holding the machine
+// lock, and prints one line per entry on c.Out. A failed entry does not
+// stop the others.
+func Build(ctx context.Context, c Config, o BuildOptions) error {
+	errw := c.Err
+	plan, vs, err := c.Select(o.Only)
+	if err != nil {
+		return err
+	}
+	dir := c.RunDir
+	if dir == "" {
+		dir = filepath.Join(c.Runs, results.NewRunID(time.Now()))
+	}
+	run, err := results.Open(dir)
+	if err != nil {
+		return err
+	}
+	if !run.Exists("plan.json") {
+		if err := run.WriteJSON("plan.json", plan); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(errw, "building %d images into %s (jobs %d)\n", len(vs), run.Dir, o.Jobs)
+	start := time.Now()
+	res, err := buildWith(ctx, c, errw, "build", builder.Options{
+		Jobs: o.Jobs, Run: run, RunsRoot: c.Runs,
+		Push: o.Push, OCIDir: o.OCI, Progress: errw, Mode: o.Progress, Force: o.Force,
+	}, vs)
+	for _, r := range res {
+		state := r.Status
+		if r.UpToDate {
+			state = "uptodate"
+		}
+		fmt.Fprintf(c.Out, "%-28s %-9s %-40s %8s  %d/%d cached\n", r.Variant.Name, state, r.Image,
+			r.Duration.Round(100*time.Millisecond), r.CachedSteps, r.TotalSteps)
+	}
+	fmt.Fprintf(errw, "%d images in %s; results in %s\n", len(res), time.Since(start).Round(100*time.Millisecond), run.Path("builds"))
+	var fe *builder.FailedError
+	if errors.As(err, &fe) {
+		for _, r := range res {
+			if r.Status == builder.StatusFailed {
+				fmt.Fprintf(errw, "\n%s failed: %s\n", r.Variant.Name, r.Error)
+				for _, l := range r.LogTail {
+					fmt.Fprintf(errw, "  | %s\n", l)
+				}
+			}
+		}
+	}
+	return err
+}
+
+// buildWith builds vs with a builder made of opt, the machine's recipe
+// facts and a Docker Engine client, holding the machine lock as holder:
+// the set-up every command that builds shares (build, run, seed-official).
+// Host and Recipe are filled in here.
+func buildWith(ctx context.Context, c Config, errw io.Writer, holder string, opt builder.Options, vs []variants.Variant) ([]builder.Result, error) {
+	eng, err := engine.New(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	ropt, err := dockerfiles.HostOptions(c.SourcesDir())
+	if err != nil {
+		fmt.Fprintln(errw, "warning:", err)
+	}
+	unlock, err := machine.Lock(ctx, machine.LockFile(c.State), holder, errw)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	opt.Host, opt.Engine, opt.Recipe = c.BuildKit, eng, ropt
+	b, err := builder.New(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.BuildAll(ctx, vs)
+}
+
+// PrintRecipe prints what the builder sends BuildKit for one variant: the
+// Dockerfile exactly as rendered, then the target, named contexts and
+// every build arg as comment lines.
+func PrintRecipe(out io.Writer, c Config, plan *variants.Plan, name string) error {
+	v, ok := plan.Lookup(name)
+	if !ok {
+		var names []string
+		for _, v := range plan.All() {
+			names = append(names, v.Name)
+		}
+		return fmt.Errorf("no variant or reference %q in %s (have: %s)", name, c.File, strings.Join(names, ", "))
+	}
+	ropt, err := dockerfiles.HostOptions(c.SourcesDir())
+	if err != nil {
+		return err
+	}
+	rec, err := dockerfiles.Render(v, ropt)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(rec.Dockerfile); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n# ---- what the builder sends with this Dockerfile (%s, id %s) ----\n", v.Name, v.ID)
+	fmt.Fprintf(out, "# target: %s\n", rec.Target)
+	fmt.Fprintf(out, "# image: %s\n", builder.ImageRef(v))
+	for _, k := range slices.Sorted(maps.Keys(rec.Contexts)) {
+		fmt.Fprintf(out, "# context: %s=%s\n", k, rec.Contexts[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(rec.BuildArgs)) {
+		fmt.Fprintf(out, "# build-arg: %s=%s\n", k, rec.BuildArgs[k])
+	}
+	fmt.Fprintln(out, "# (the builder sets CREATED to the build's start time; RECIPE_DIGEST does not depend on it)")
+	return nil
+}

@@ -1,0 +1,60 @@
+// Package pipeline drives a run's stages: build → verify → bench → rank →
+// report → publish, each over the run folder the previous ones filled.
+// `redis-variants run` and every stage's subcommand make one call into it;
+// it prints to the writers its Config names, never to the process's own.
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// Config is what every stage is given: where things are, and where to
+// print. The commands fill it from their flags (and those flags' defaults
+// from the environment, read once in cmd).
+type Config struct {
+	File     string // variants file
+	Runs     string // folder of run folders
+	RunDir   string // a specific run folder ("" = a new one for build/run, the latest for later stages)
+	State    string // state folder: caches, daemons' data, the machine lock
+	Registry string // local registry host:port
+	BuildKit string // buildkitd address
+	Out      io.Writer
+	Err      io.Writer
+}
+
+// SourcesDir is the content-addressed source cache under the state folder.
+func (c Config) SourcesDir() string { return filepath.Join(c.State, "cache", "sources") }
+
+// Plan loads the variants file, printing its validation errors and
+// warnings (file:line:column) on c.Err.
+func (c Config) Plan() (*variants.Plan, error) {
+	plan, err := variants.Load(c.File)
+	var verr *variants.Error
+	if errors.As(err, &verr) {
+		fmt.Fprintln(c.Err, verr.Error())
+		return nil, fmt.Errorf("%s: %d error(s)", c.File, len(verr.Diagnostics))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintln(c.Err, w.String())
+	}
+	return plan, nil
+}
+
+// Select loads the plan and the entries named by only (names or globs;
+// none: all of them).
+func (c Config) Select(only []string) (*variants.Plan, []variants.Variant, error) {
+	plan, err := c.Plan()
+	if err != nil {
+		return nil, nil, err
+	}
+	vs, err := plan.Select(only)
+	return plan, vs, err
+}

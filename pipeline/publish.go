@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/redis-variants/redis-variants/publish"
+	"github.com/redis-variants/redis-variants/results"
+)
+
+// PublishOptions are the flags of `redis-variants publish`.
+type PublishOptions struct {
+	To         string
+	Repo       string
+	Top        int
+	Only       []string
+	Runtime    string
+	DryRun     bool
+	Insecure   bool
+	LayerCache string
+}
+
+// publishRun returns --run, or the latest run under --runs.
+func publishRun(c Config) (*results.Run, error) {
+	return results.Find(c.RunDir, c.Runs, "run")
+}
+
+// Publish pushes the run's ranked, verified images with their evidence.
+func Publish(ctx context.Context, c Config, o PublishOptions) error {
+	run, err := publishRun(c)
+	if err != nil {
+		return err
+	}
+	reg := o.To
+	if reg == "" {
+		reg = c.Registry
+	}
+	errw := c.Err
+	pub, err := publish.Publish(ctx, run, publish.Options{
+		Registry: reg, Repo: o.Repo, Top: o.Top, Only: o.Only, Runtime: o.Runtime,
+		DryRun: o.DryRun, Insecure: o.Insecure, LayerCache: o.LayerCache, Log: errw,
+	})
+	printPublished(c.Out, errw, pub)
+	return err
+}
+
+// printPublished prints what was (or on a dry run would be) pushed, and
+// the refusals and warnings on errw.
+func printPublished(w, errw io.Writer, pub publish.Published) {
+	for _, r := range pub.Refused {
+		fmt.Fprintf(errw, "refused: %s\n", r.Reason)
+	}
+	for _, x := range pub.Warnings {
+		fmt.Fprintf(errw, "warning: %s\n", x)
+	}
+	if pub.DryRun && len(pub.Images) > 0 {
+		fmt.Fprintf(w, "dry run: would push to %s (runtime %s), nothing pushed\n", pub.Repository, pub.Runtime)
+	}
+	for _, im := range pub.Images {
+		fmt.Fprintf(w, "%s (rank %d, %s)\n", im.Variant, im.Rank, im.Source)
+		if im.Ref != "" {
+			fmt.Fprintf(w, "  %s\n", im.Ref)
+		}
+		tags := im.Tags
+		if !pub.DryRun {
+			tags = im.Pushed
+		}
+		for _, t := range tags {
+			fmt.Fprintf(w, "  %s\n", t)
+		}
+		if im.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", im.Error)
+		}
+		if pub.DryRun {
+			keys := make([]string, 0, len(im.Annotations))
+			for k := range im.Annotations {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "    %s=%s\n", k, im.Annotations[k])
+			}
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/report"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+	"github.com/redis-variants/redis-variants/verify"
+)
+
+// Rank ranks the run's trials and replicates and writes ranking.json and
+// the reports. Bad trial files are left out and named.
+func Rank(ctx context.Context, c Config, primary string) error {
+	run, err := results.Find(c.RunDir, c.Runs, "bench")
+	if err != nil {
+		return err
+	}
+	dir := run.Dir
+	trials, badTrials, err := bench.LoadTrials(run)
+	if err != nil {
+		return err
+	}
+	reps, badReps, err := bench.LoadReplicates(run)
+	if err != nil {
+		return err
+	}
+	bad := append(badTrials, badReps...)
+	if len(trials) == 0 && len(reps) == 0 {
+		if len(bad) > 0 {
+			return fmt.Errorf("no readable trial in %s or pair in %s: %v", run.Path("trials"), run.Path("pairs"), bad)
+		}
+		return fmt.Errorf("no trial in %s and no pair in %s: run `redis-variants bench --run %s` first", run.Path("trials"), run.Path("pairs"), dir)
+	}
+	rc, th := rankContext(run, primary)
+	rc.Generated = time.Now()
+	for _, s := range bad {
+		fmt.Fprintf(c.Err, "warning: left out %v (bench --run %s measures it again)\n", s, dir)
+		rc.Notes = append(rc.Notes, "left out: "+s.Error())
+	}
+	r := rank.Rank(trials, reps, th)
+	if err := run.WriteJSON("ranking.json", r); err != nil {
+		return fmt.Errorf("writing ranking.json: %w", err)
+	}
+	if err := report.Write(run.Dir, r, trials, rc); err != nil {
+		return err
+	}
+	out := c.Out
+	fmt.Fprint(out, report.RankingTables(r))
+	if n := len(r.Warnings); n > 0 {
+		fmt.Fprintf(out, "%d warning(s); see %s\n", n, run.Path(report.MarkdownFile))
+	}
+	fmt.Fprintf(out, "wrote %s, %s, %s, %s, %s\n", run.Path("ranking.json"), run.Path(report.MarkdownFile),
+		run.Path(report.CSVFile), run.Path(report.JSONFile), run.Path(report.HTMLFile))
+	return nil
+}
+
+// rankContext gathers what the report says about the run from the files
+// earlier stages left (plan.json, bench.json, builds/, verify/), each
+// optional, and the thresholds the plan implies.
+func rankContext(run *results.Run, primary string) (report.Context, rank.Thresholds) {
+	ctx := report.Context{RunID: filepath.Base(run.Dir)}
+	th := rank.DefaultThresholds()
+	th.Primary = primary
+
+	var plan variants.Plan
+	hasPlan := run.ReadJSON("plan.json", &plan) == nil
+	var bj bench.Summary
+	if run.ReadJSON("bench.json", &bj) == nil && bj.Profile != "" {
+		ctx.Profile = bj.Profile
+		if p, ok := plan.Profiles[bj.Profile]; ok {
+			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates x %d windows of %s per test after %s warm-up (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
+				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, p.Windows, p.Duration, p.Warmup, p.Runtimes, p.AxisReplicates, p.Trials)
+			if p.Trials > 0 {
+				th.MinTrials = p.Trials
+			}
+		}
+	}
+	if !hasPlan {
+		return ctx, th
+	}
+	if th.Primary == "" && len(plan.References) > 0 {
+		th.Primary = plan.References[0].Name
+	}
+	for _, v := range plan.All() {
+		info := report.ImageInfo{Name: v.Name, Kind: v.Kind, Allocator: v.Allocator}
+		if v.Kind == variants.KindVariant {
+			info.Compiler = v.Compiler.String()
+			flags := []string{"-" + v.Opt}
+			if v.March != "" {
+				flags = append(flags, "-march="+v.March)
+			}
+			if v.Mtune != "" {
+				flags = append(flags, "-mtune="+v.Mtune)
+			}
+			if v.LTO != "" && v.LTO != "off" {
+				flags = append(flags, "LTO "+v.LTO)
+			}
+			flags = append(flags, v.CFlags...)
+			if v.IsMusl() {
+				flags = append(flags, "libc musl")
+			}
+			info.Flags = strings.Join(flags, " ")
+		} else if v.IsMusl() {
+			info.Flags = "libc musl"
+		}
+		var b builder.Result
+		if run.ReadJSON(filepath.Join("builds", v.Name+".json"), &b) == nil {
+			info.Image, info.Digest = b.Image, b.ConfigDigest
+			info.Build = strings.TrimSpace(b.Status + " " + b.Duration.Round(time.Second).String())
+			info.Origin = origin(v, b)
+		}
+		var vr verify.Report
+		if run.ReadJSON(filepath.Join("verify", v.Name+".json"), &vr) == nil {
+			info.Verify = vr.Status
+			if vr.Profile != "" {
+				info.Verify += " (" + vr.Profile + ")"
+			}
+		}
+		ctx.Images = append(ctx.Images, info)
+	}
+	sort.SliceStable(ctx.Images, func(i, j int) bool {
+		ri, rj := ctx.Images[i].Kind != variants.KindVariant, ctx.Images[j].Kind != variants.KindVariant
+		return ri && !rj
+	})
+	return ctx, th
+}
+
+// origin says where an image came from, for the report: pulled (with the
+// digest and platform), rebuilt from its recipe because no registry had
+// it (with why), or built.
+func origin(v variants.Variant, b builder.Result) string {
+	switch {
+	case b.Pulled != nil:
+		return fmt.Sprintf("pulled %s as %s@%s (%s)", b.Pulled.Ref, b.Pulled.Resolved, b.Pulled.Digest, b.Pulled.Platform)
+	case b.Origin == builder.OriginRebuilt:
+		why := b.PullError
+		if i := strings.LastIndex(why, ": "); i > 0 && len(why) > 120 {
+			why = why[i+2:]
+		}
+		return fmt.Sprintf("rebuilt from the %s recipe: no registry has %s (%s)", v.Recipe, v.Image, why)
+	case b.Status == builder.StatusOK && v.Kind == variants.KindOfficial:
+		return "built from the " + v.Recipe + " recipe (pulling was not tried)"
+	case b.Status == builder.StatusOK:
+		return "built"
+	}
+	return ""
+}
