@@ -76,30 +76,14 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 	}
 	out := c.Out
 	fmt.Fprintf(errw, "verifying %d images of %s (profile %s)\n", len(vs), run.Dir, o.Profile)
+	reports, err := verifyEntries(ctx, vf, run, vs, builds, o.Profile, errw)
+	if err != nil {
+		return err
+	}
 	var failed []string
-	var reports []verify.Report
-	for _, v := range vs {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		b, ok := builds[v.Name]
-		var r verify.Report
-		switch {
-		case !ok:
-			r = notBuilt(errw, run, v, o.Profile, "no build result in "+run.Path("builds"))
-		case b.Status != builder.StatusOK:
-			r = notBuilt(errw, run, v, o.Profile, fmt.Sprintf("the build %s: %s", b.Status, b.Error))
-		case b.Variant.ID != v.ID:
-			r = notBuilt(errw, run, v, o.Profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
-		default:
-			r = vf.Verify(ctx, v, verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)})
-			if r.Status == verify.StatusInterrupted {
-				return fmt.Errorf("verifying %s: interrupted (nothing written for it; run again to verify it): %w", v.Name, ctx.Err())
-			}
-		}
-		reports = append(reports, r)
+	for _, r := range reports {
 		if r.Status != verify.StatusPassed {
-			failed = append(failed, v.Name)
+			failed = append(failed, r.Variant)
 		}
 	}
 	fmt.Fprintf(out, "%-28s %-7s %7s %6s %5s %7s %8s %9s %8s\n", "VARIANT", "STATUS", "PASSED", "FAILED", "KNOWN", "CHECKS", "EXTERNAL", "RUNTEST", "TIME")
@@ -146,4 +130,34 @@ func firstLineOf(s string) string {
 		l = l[:200] + "..."
 	}
 	return l
+}
+
+// verifyEntries verifies through vf every entry of vs whose build in builds
+// succeeded and is of the same spec, and gives each other entry a failed
+// report saying why (written to run, so bench and publish see it). An
+// interruption stops it: the entry being verified gets no report.
+func verifyEntries(ctx context.Context, vf verify.Interface, run *results.Run, vs []variants.Variant, builds map[string]builder.Result, profile string, errw io.Writer) ([]verify.Report, error) {
+	var reports []verify.Report
+	for _, v := range vs {
+		if ctx.Err() != nil {
+			return reports, ctx.Err()
+		}
+		b, ok := builds[v.Name]
+		var r verify.Report
+		switch {
+		case !ok:
+			r = notBuilt(errw, run, v, profile, "no build result in "+run.Path("builds"))
+		case b.Status != builder.StatusOK:
+			r = notBuilt(errw, run, v, profile, fmt.Sprintf("the build %s: %s", b.Status, b.Error))
+		case b.Variant.ID != v.ID:
+			r = notBuilt(errw, run, v, profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
+		default:
+			r = vf.Verify(ctx, v, verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)})
+			if r.Status == verify.StatusInterrupted {
+				return reports, fmt.Errorf("verifying %s: interrupted (nothing written for it; run again to verify it): %w", v.Name, ctx.Err())
+			}
+		}
+		reports = append(reports, r)
+	}
+	return reports, nil
 }

@@ -33,6 +33,15 @@ type Options struct {
 }
 
 // Verifier verifies images.
+// Interface verifies one built entry and writes its report to the run
+// folder. *Verifier is the real one (Redis's suite through BuildKit, the
+// image checks through Docker Engine).
+type Interface interface {
+	Verify(ctx context.Context, v variants.Variant, t Target) Report
+}
+
+var _ Interface = (*Verifier)(nil)
+
 type Verifier struct {
 	Engine   Engine
 	BuildKit *bk.Client                               // nil: no in-build suite (reported as not run, which fails a variant that needs it)
