@@ -3,7 +3,10 @@
 // the runtime configurations and the benchmark profiles.
 package variants
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Kinds of build target.
 const (
@@ -173,6 +176,18 @@ type Plan struct {
 	Profiles   map[string]Profile `json:"profiles"`
 	Sources    map[string]Source  `json:"sources"`
 	Warnings   []Diagnostic       `json:"warnings,omitempty"`
+}
+
+// BaseImages returns the base images the plan's entries use, each once, in
+// the order they first appear.
+func (p *Plan) BaseImages() []string {
+	var out []string
+	for _, v := range p.All() {
+		if v.Base != "" && !slices.Contains(out, v.Base) {
+			out = append(out, v.Base)
+		}
+	}
+	return out
 }
 
 // All returns references then variants.
