@@ -11,7 +11,6 @@
 package history
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
@@ -147,12 +147,6 @@ func Load(dirs []string, opt Options) ([]Result, []string, error) {
 	return out, warnings, nil
 }
 
-// machineInfo is what a run may record about its machine (machine.json).
-type machineInfo struct {
-	CPUModel string `json:"cpu_model"`
-	Level    string `json:"x86_64_level"`
-}
-
 // LoadRun reads one run folder: its ranking (ranking.json), the variants'
 // properties (plan.json, else the build results), the CPU model (the
 // ranking's, else the trials', else machine.json) and the machine's x86-64
@@ -175,7 +169,7 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("run %s: %v", dir, err))
 	}
-	var mi machineInfo
+	var mi machine.Info
 	_ = run.ReadJSON("machine.json", &mi)
 
 	cpu := strings.Join(rk.CPUModels, " + ")
@@ -261,31 +255,17 @@ func contains(s []string, x string) bool {
 	return false
 }
 
-// trialCPU returns the CPU models recorded in the run's trials.
+// trialCPU returns the CPU models recorded in the run's trials (read as
+// rank's trials, with the run folder's one loader; bad files say nothing).
 func trialCPU(run *results.Run) string {
+	trials, _, _ := results.LoadDir[rank.Trial](run, "trials", nil)
 	models := map[string]bool{}
-	filepath.WalkDir(run.Path("trials"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		var t struct {
-			CPUModel string `json:"cpu_model"`
-		}
-		if json.Unmarshal(b, &t) == nil && t.CPUModel != "" {
+	for _, t := range trials {
+		if t.CPUModel != "" {
 			models[t.CPUModel] = true
 		}
-		return nil
-	})
-	var out []string
-	for m := range models {
-		out = append(out, m)
 	}
-	sort.Strings(out)
-	return strings.Join(out, " + ")
+	return strings.Join(slices.Sorted(maps.Keys(models)), " + ")
 }
 
 // buildLevel is the most common build-machine level among the builds.
