@@ -3,7 +3,6 @@ package rank
 // Scores: bootstrap geometric-mean scores over the benchmarks, the
 // standings they give, and the effects of the runtime axes.
 
-
 import (
 	"math"
 	"sort"

@@ -3,7 +3,6 @@ package rank
 // Standalone trials: grouping into cells, their summaries, the pairwise
 // comparisons of medians and the warnings about them.
 
-
 import (
 	"fmt"
 	"math"

@@ -3,7 +3,6 @@ package rank
 // The ranking's types: thresholds, cells, comparisons, scores, standings,
 // axis effects, warnings and the Ranking itself (what ranking.json holds).
 
-
 import (
 	"fmt"
 	"hash/fnv"
