@@ -49,8 +49,7 @@ func BenchmarkBatchAndCheck(b *testing.B) {
 		_ = buf
 		for j := 0; j < 16; j++ {
 			rep := okReply
-			tt.checkReply(st, &rep, &tt.cmds[0].check)
-			st.hist.RecordValue(int64(30 + j))
+			tt.record(st, &rep, tt.checkOf(kinds[j]), int64(i)*1000, int64(i+30+j)*1000)
 		}
 	}
 }

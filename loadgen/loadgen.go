@@ -716,6 +716,27 @@ func (t *test) batch(c *conn, k *keyGen, n int, kinds []uint8) []byte {
 
 // checkReply validates one reply; it returns false for a wrong reply or
 // an error reply and records a sample.
+// checkOf is the check for a reply to command kind (MIXED has two; every
+// other test one).
+func (t *test) checkOf(kind uint8) *check {
+	if len(t.cmds) > 1 {
+		return &t.cmds[kind].check
+	}
+	return &t.cmds[0].check
+}
+
+// record counts one reply of the measured window: it checks it against ck
+// and records its latency, from sent (closed loop: when its batch was
+// written; open loop: its intended send time) to at, when it was read. The
+// closed loop, the lock-step loop and the open loop all record through it.
+func (t *test) record(s *stats, rep *resp.Reply, ck *check, sent, at int64) {
+	s.count++
+	t.checkReply(s, rep, ck)
+	s.hist.RecordValue(min(max((at-sent)/1000, histMin), histMax))
+	s.first = min(s.first, sent)
+	s.last = max(s.last, at)
+}
+
 func (t *test) checkReply(s *stats, rep *resp.Reply, ck *check) {
 	if rep.Kind == ck.kind {
 		switch ck.kind {
@@ -844,19 +865,7 @@ func (t *test) closedLoop(ctx context.Context, c *conn, s *stats, k *keyGen) err
 			if !t.win.in(at) || (t.total > 0 && !measuring) {
 				continue
 			}
-			s.count++
-			ck := &t.cmds[0].check
-			if len(t.cmds) > 1 {
-				ck = &t.cmds[kinds[i]].check
-			}
-			t.checkReply(s, &rep, ck)
-			us := (at - sent) / 1000
-			if us < histMin {
-				us = histMin
-			}
-			s.hist.RecordValue(min(us, histMax))
-			s.first = min(s.first, sent)
-			s.last = max(s.last, at)
+			t.record(s, &rep, t.checkOf(kinds[i]), sent, at)
 		}
 		c.progress.Add(1)
 	}
@@ -921,16 +930,7 @@ func (t *test) lockStep(ctx context.Context, conns []*conn, s *stats, kgs []*key
 				if !t.win.in(at) || (t.total > 0 && !measuring) {
 					continue
 				}
-				s.count++
-				ck := &t.cmds[0].check
-				if len(t.cmds) > 1 {
-					ck = &t.cmds[kinds[ci][i]].check
-				}
-				t.checkReply(s, &rep, ck)
-				us := max((at-sent[ci])/1000, histMin)
-				s.hist.RecordValue(min(us, histMax))
-				s.first = min(s.first, sent[ci])
-				s.last = max(s.last, at)
+				t.record(s, &rep, t.checkOf(kinds[ci][i]), sent[ci], at)
 			}
 			c.progress.Add(1)
 		}
@@ -1018,19 +1018,14 @@ func (t *test) openLoop(ctx context.Context, c *conn, s *stats, k *keyGen, rate,
 			}
 			at := t.clk.now()
 			c.progress.Add(1)
-			ck := &t.cmds[0].check
+			var kind uint8
 			if len(t.cmds) > 1 {
-				ck = &t.cmds[<-kinds].check
+				kind = <-kinds
 			}
 			if !t.win.in(intended) {
 				continue
 			}
-			s.count++
-			t.checkReply(s, &rep, ck)
-			us := max((at-intended)/1000, histMin)
-			s.hist.RecordValue(min(us, histMax))
-			s.first = min(s.first, intended)
-			s.last = max(s.last, at)
+			t.record(s, &rep, t.checkOf(kind), intended, at)
 		}
 	})
 	err := g.Wait()
