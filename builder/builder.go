@@ -178,7 +178,11 @@ func (b *Builder) BuildAll(ctx context.Context, vs []variants.Variant) ([]Result
 	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" {
 		stack = SkipUpToDate(b, stack)
 	}
-	return All(ctx, Record(b.opt.Run, b.out, stack), vs)
+	var out io.Writer // a nil *lockedWriter would be a non-nil io.Writer
+	if b.out != nil {
+		out = b.out
+	}
+	return All(ctx, Record(b.opt.Run, out, stack), vs)
 }
 
 func summary(r Result) string {
