@@ -111,7 +111,7 @@ func TestBuildIntegration(t *testing.T) {
 	if len(res) != len(vs) {
 		t.Fatalf("%d results for %d variants", len(res), len(vs))
 	}
-	saved, err := LoadResults(run)
+	saved, _, err := results.LoadBuilds(run)
 	if err != nil || len(saved) != len(vs) {
 		t.Fatalf("LoadResults: %d results, %v", len(saved), err)
 	}

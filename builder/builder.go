@@ -35,49 +35,9 @@ const (
 	StatusSkipped = "skipped"
 )
 
-// Result is the outcome of building one variant, written to
-// runs/<id>/builds/<name>.json.
-type Result struct {
-	Variant      variants.Variant  `json:"variant"`
-	Image        string            `json:"image"`         // Docker Engine reference, "redis-variants/<name>:<variant ID>"
-	ConfigDigest string            `json:"config_digest"` // image config digest (== docker image ID)
-	Status       string            `json:"status"`        // "ok", "failed", "skipped"
-	Error        string            `json:"error,omitempty"`
-	LogTail      []string          `json:"log_tail,omitempty"`
-	Log          string            `json:"log"` // path of the full build log (runs/<id>/logs/<name>.log)
-	Duration     time.Duration     `json:"duration"`
-	CachedSteps  int               `json:"cached_steps"`
-	TotalSteps   int               `json:"total_steps"`
-	Labels       map[string]string `json:"labels,omitempty"`
-	Finished     time.Time         `json:"finished"`
-
-	// UpToDate is true when the image was already in Docker Engine with
-	// the same variant ID and recipe digest, so nothing was solved.
-	UpToDate bool `json:"uptodate,omitempty"`
-	// Target is the Dockerfile stage built.
-	Target string `json:"target,omitempty"`
-	// Recipe is the recipe digest (label io.redis-variants.recipe).
-	Recipe string `json:"recipe,omitempty"`
-	// BuildInfo is the image's own build record (dockerfiles.BuildInfoPath):
-	// the real `cc --version`, flags, Redis's make settings, build CPU.
-	BuildInfo json.RawMessage `json:"build_info,omitempty"`
-	// BuildKitConfig is the config digest BuildKit exported (Docker Engine
-	// 20.10 may store the image under another ID: ConfigDigest).
-	BuildKitConfig string `json:"buildkit_config,omitempty"`
-	// Pushed and OCI are where else the image was exported, when asked.
-	Pushed string `json:"pushed,omitempty"`
-	OCI    string `json:"oci,omitempty"`
-
-	// Origin says how the image came to be: OriginBuilt, OriginPulled, or
-	// OriginRebuilt (an official reference no registry had, rebuilt from
-	// its recipe; PullError says why the pull failed).
-	Origin    string         `json:"origin,omitempty"`
-	Pulled    *engine.Pulled `json:"pulled,omitempty"`
-	PullError string         `json:"pull_error,omitempty"`
-	// Server is where the image keeps redis-server (pulled images: found
-	// by looking; built ones: where the recipe puts it).
-	Server string `json:"server,omitempty"`
-}
+// Result is the outcome of building one entry: results.Build, the record
+// the run folder holds in builds/<name>.json.
+type Result = results.Build
 
 // Result origins.
 const (
@@ -455,25 +415,4 @@ func writeLog(path, msg string) {
 		msg += "\n"
 	}
 	results.WriteFile(path, []byte(msg))
-}
-
-// LoadResults reads every builds/*.json of run, keyed by variant name.
-func LoadResults(run *results.Run) (map[string]Result, error) {
-	files, err := filepath.Glob(run.Path("builds", "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]Result, len(files))
-	for _, f := range files {
-		var r Result
-		if err := run.ReadJSON(filepath.Join("builds", filepath.Base(f)), &r); err != nil {
-			return nil, fmt.Errorf("reading build results: %w", err)
-		}
-		name := r.Variant.Name
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(f), ".json")
-		}
-		out[name] = r
-	}
-	return out, nil
 }

@@ -3,15 +3,11 @@ package builder
 import (
 	"bytes"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	bk "github.com/moby/buildkit/client"
 	digest "github.com/opencontainers/go-digest"
-
-	"github.com/redis-variants/redis-variants/results"
-	"github.com/redis-variants/redis-variants/variants"
 )
 
 func TestTrackerCountsAndTail(t *testing.T) {
@@ -59,23 +55,6 @@ func TestInsecureRegistry(t *testing.T) {
 		if insecureRegistry(h) != want {
 			t.Errorf("insecureRegistry(%q) = %v", h, !want)
 		}
-	}
-}
-
-func TestLoadResults(t *testing.T) {
-	run, err := results.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"a", "b"} {
-		r := Result{Variant: variants.Variant{Name: n, ID: "0123456789ab"}, Status: StatusOK, Image: "redis-variants/" + n + ":0123456789ab"}
-		if err := run.WriteJSON(filepath.Join("builds", n+".json"), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := LoadResults(run)
-	if err != nil || len(got) != 2 || got["b"].Image != "redis-variants/b:0123456789ab" {
-		t.Fatalf("LoadResults = %v, %v", got, err)
 	}
 }
 

@@ -12,19 +12,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/moby/moby/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/redis-variants/redis-variants/results"
 )
 
-// Pulled is what Docker Engine has after a pull: the image as it runs
-// here and where it came from.
-type Pulled struct {
-	Ref      string            `json:"ref"`      // as named (redis:7.0.15)
-	Resolved string            `json:"resolved"` // fully qualified (index.docker.io/library/redis:7.0.15)
-	Digest   string            `json:"digest"`   // the manifest digest the registry served (sha256:…)
-	ID       string            `json:"id"`       // Docker Engine's image ID (config digest)
-	Platform string            `json:"platform"` // os/architecture[/variant] of the image
-	Env      []string          `json:"env,omitempty"`
-	Labels   map[string]string `json:"labels,omitempty"`
-}
+// Pulled is what Docker Engine has after a pull (results.Pulled: the
+// build record keeps it).
+type Pulled = results.Pulled
 
 // HostPlatform is the platform images must have to run here.
 func HostPlatform() string { return "linux/" + runtime.GOARCH }

@@ -165,7 +165,7 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 	var warnings []string
 	var plan variants.Plan
 	hasPlan := run.ReadJSON("plan.json", &plan) == nil
-	builds, err := builder.LoadResults(run)
+	builds, _, err := results.LoadBuilds(run)
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("run %s: %v", dir, err))
 	}

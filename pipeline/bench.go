@@ -15,7 +15,6 @@ import (
 	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
-	"github.com/redis-variants/redis-variants/verify"
 )
 
 // BenchOptions are the flags of `redis-variants bench`.
@@ -129,14 +128,14 @@ func Bench(ctx context.Context, c Config, o BenchOptions) error {
 // not empty, keeps those names (an unknown name is an error). Builds that
 // did not succeed are reported as warnings.
 func benchImages(run *results.Run, only []string) ([]bench.Image, []string, error) {
-	builds, err := builder.LoadResults(run)
+	builds, _, err := results.LoadBuilds(run)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(builds) == 0 {
 		return nil, nil, fmt.Errorf("no build results in %s: run `redis-variants build` first", run.Path("builds"))
 	}
-	reports, err := verify.LoadReports(run)
+	reports, _, err := results.LoadVerifications(run)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,8 +20,8 @@ func TestImagesFromRun(t *testing.T) {
 	write("builds/gcc.json", map[string]any{"variant": variants.Variant{Name: "gcc", ID: "111", Kind: variants.KindVariant}, "image": "redis-variants/gcc:111", "status": "ok"})
 	write("builds/stock.json", map[string]any{"variant": variants.Variant{Name: "stock", ID: "222", Kind: variants.KindDistro}, "image": "redis-variants/stock:222", "status": "ok"})
 	write("builds/zig.json", map[string]any{"variant": variants.Variant{Name: "zig", Kind: variants.KindVariant}, "status": "failed", "error": "zig: boom"})
-	write("verify/gcc.json", map[string]any{"status": "passed"})
-	write("verify/stock.json", map[string]any{"status": "failed"})
+	write("verify/gcc.json", map[string]any{"variant": "gcc", "status": "passed"})
+	write("verify/stock.json", map[string]any{"variant": "stock", "status": "failed"})
 	imgs, warns, err := benchImages(run, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	builds, err := builder.LoadResults(run)
+	builds, _, err := results.LoadBuilds(run)
 	if err != nil {
 		return err
 	}

@@ -161,13 +161,13 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	if !ok {
 		return nil, fmt.Errorf("ranking of run %s has no standings for runtime %q (it has: %s)", run.Dir, opts.Runtime, strings.Join(rk.Runtimes, ", "))
 	}
-	builds, err := builder.LoadResults(run)
+	builds, _, err := results.LoadBuilds(run)
 	if err != nil {
 		return nil, err
 	}
 	var plan variants.Plan
 	hasPlan := run.ReadJSON("plan.json", &plan) == nil
-	reports, err := verify.LoadReports(run)
+	reports, _, err := results.LoadVerifications(run)
 	if err != nil {
 		return nil, err
 	}

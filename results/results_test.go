@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 func TestWriteJSONAtomicAndReadBack(t *testing.T) {
@@ -96,5 +98,31 @@ func TestLoadDirLeavesOutBadFiles(t *testing.T) {
 	none, skipped, err := LoadDir[rec](r, "missing", nil)
 	if err != nil || len(none) != 0 || len(skipped) != 0 {
 		t.Fatal(none, skipped, err)
+	}
+}
+
+func TestLoadBuildsAndVerifications(t *testing.T) {
+	r, _ := Open(t.TempDir())
+	for _, n := range []string{"a", "b"} {
+		b := Build{Variant: variants.Variant{Name: n, ID: "0123456789ab"}, Status: "ok", Image: "redis-variants/" + n + ":0123456789ab",
+			Pulled: &Pulled{Ref: "redis:7.0.15", Digest: "sha256:00"}}
+		if err := r.WriteJSON(BuildRel(n), b); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteJSON(VerificationRel(n), Verification{Variant: n, Status: "passed"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(r.Path("builds", "torn.json"), []byte(`{"variant": {`), 0o644)
+	builds, skipped, err := LoadBuilds(r)
+	if err != nil || len(builds) != 2 || builds["b"].Image != "redis-variants/b:0123456789ab" || builds["a"].Pulled.Digest != "sha256:00" {
+		t.Fatalf("LoadBuilds = %v, %v", builds, err)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "torn.json") {
+		t.Fatalf("skipped %v", skipped)
+	}
+	vs, skipped, err := LoadVerifications(r)
+	if err != nil || len(skipped) != 0 || vs["a"].Status != "passed" {
+		t.Fatalf("LoadVerifications = %v, %v, %v", vs, skipped, err)
 	}
 }

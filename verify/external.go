@@ -36,7 +36,7 @@ func ExternalSuite(ctx context.Context, e Engine, image, tree string, units []st
 	for attempt := 1; attempt <= 2; attempt++ {
 		var logs string
 		s, logs = externalAttempt(ctx, e, image, tree, args, known, allocator, compiler)
-		reason := s.failedReason()
+		reason := failedReason(&s)
 		if reason == "" {
 			break
 		}
@@ -51,7 +51,7 @@ func ExternalSuite(ctx context.Context, e Engine, image, tree string, units []st
 	}
 	if len(notes) > 0 {
 		s.Note = strings.Join(notes, "\n")
-		if s.failedReason() == "" {
+		if failedReason(&s) == "" {
 			s.Note += "\nattempt 2 on a fresh container passed"
 		}
 	}

@@ -81,11 +81,11 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 	}
 	finish := func() Report {
 		r.Problems = nil
-		if why := r.Suite.failedReason(); why != "" {
+		if why := failedReason(&r.Suite); why != "" {
 			r.Problems = append(r.Problems, "suite in the build: "+why)
 		}
 		if r.External != nil {
-			if why := r.External.failedReason(); why != "" {
+			if why := failedReason(r.External); why != "" {
 				r.Problems = append(r.Problems, "suite against the image: "+why)
 			} else if !r.External.Ran {
 				r.Problems = append(r.Problems, "suite against the image did not run: "+r.External.Note)

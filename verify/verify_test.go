@@ -85,7 +85,7 @@ func TestParseException(t *testing.T) {
 		t.Fatalf("killed %v theEnd %v", p.Killed, p.TheEnd)
 	}
 	s, retry := Judge(p, 1, &KnownList{}, "libc", "gcc")
-	if !strings.Contains(s.Aborted, "exception") || s.failedReason() == "" {
+	if !strings.Contains(s.Aborted, "exception") || failedReason(&s) == "" {
 		t.Fatalf("an exception must abort the suite: %+v", s.Aborted)
 	}
 	if len(retry) != 2 { // the assertion and the exception
@@ -183,7 +183,7 @@ func TestJudgeKnownAndRetry(t *testing.T) {
 		t.Fatalf("retry: %v %s", ok, why)
 	}
 	ApplyRetry(&s, Retry{Name: "SET and GET an item", Unit: "unit/type/string", Passed: ok, Detail: why})
-	if s.Failed != 1 || s.failedReason() == "" {
+	if s.Failed != 1 || failedReason(&s) == "" {
 		t.Fatal("a failure that fails again must fail the suite")
 	}
 	passAgain := readTestdata(t, "runtest-only.log") // real --only output: the test failed
@@ -194,7 +194,7 @@ func TestJudgeKnownAndRetry(t *testing.T) {
 	okOut := "[ok]: SET and GET an item (3 ms)\n[1/1 done]: unit/type/string (1 seconds)\n\n                   The End\n"
 	ok, why = RetryPassed(okOut, 0, "SET and GET an item")
 	ApplyRetry(&s3, Retry{Name: "SET and GET an item", Unit: "unit/type/string", Passed: ok, Detail: why})
-	if !ok || s3.Failed != 0 || s3.failedReason() != "" || find(s3.Tests, "SET and GET an item").Retried != "passed" {
+	if !ok || s3.Failed != 0 || failedReason(&s3) != "" || find(s3.Tests, "SET and GET an item").Retried != "passed" {
 		t.Fatalf("flaky test passing on retry: %+v", s3)
 	}
 	// The retry did not run the test at all (e.g. a wrong name): not a pass.
@@ -216,7 +216,7 @@ func TestJudgeExitWithoutFailure(t *testing.T) {
 		t.Fatal(s.Aborted)
 	}
 	s, _ = Judge(ParseRuntest(readTestdata(t, "runtest-quick-host.log"), nil), 0, &KnownList{}, "libc", "gcc")
-	if s.failedReason() == "" {
+	if failedReason(&s) == "" {
 		t.Fatal("failed tests with exit 0 still fail")
 	}
 }
@@ -283,9 +283,9 @@ func TestReportsAndPassed(t *testing.T) {
 	if ok, why := Passed(run, "b"); ok || !strings.Contains(why, "allocator") {
 		t.Fatal(why)
 	}
-	all, err := LoadReports(run)
-	if err != nil || len(all) != 2 || all["b"].Status != StatusFailed {
-		t.Fatalf("%v %v", all, err)
+	all, skipped, err := results.LoadVerifications(run)
+	if err != nil || len(skipped) != 0 || len(all) != 2 || all["b"].Status != StatusFailed {
+		t.Fatalf("%v %v %v", all, skipped, err)
 	}
 }
 

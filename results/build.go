@@ -1,0 +1,111 @@
+package results
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// BuildRel is the path of name's build record inside a run folder.
+func BuildRel(name string) string { return filepath.Join("builds", name+".json") }
+
+// Pulled is what Docker Engine has after a pull: the image as it runs
+// here and where it came from.
+type Pulled struct {
+	Ref      string            `json:"ref"`      // as named (redis:7.0.15)
+	Resolved string            `json:"resolved"` // fully qualified (index.docker.io/library/redis:7.0.15)
+	Digest   string            `json:"digest"`   // the manifest digest the registry served (sha256:…)
+	ID       string            `json:"id"`       // Docker Engine's image ID (config digest)
+	Platform string            `json:"platform"` // os/architecture[/variant] of the image
+	Env      []string          `json:"env,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+}
+
+// Build is the outcome of building (or pulling) one entry, written by the
+// builder to builds/<name>.json (BuildRel).
+type Build struct {
+	Variant      variants.Variant  `json:"variant"`
+	Image        string            `json:"image"`         // Docker Engine reference, "redis-variants/<name>:<variant ID>"
+	ConfigDigest string            `json:"config_digest"` // image config digest (== docker image ID)
+	Status       string            `json:"status"`        // "ok", "failed", "skipped"
+	Error        string            `json:"error,omitempty"`
+	LogTail      []string          `json:"log_tail,omitempty"`
+	Log          string            `json:"log"` // path of the full build log (runs/<id>/logs/<name>.log)
+	Duration     time.Duration     `json:"duration"`
+	CachedSteps  int               `json:"cached_steps"`
+	TotalSteps   int               `json:"total_steps"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Finished     time.Time         `json:"finished"`
+
+	// UpToDate is true when the image was already in Docker Engine with
+	// the same variant ID and recipe digest, so nothing was solved.
+	UpToDate bool `json:"uptodate,omitempty"`
+	// Target is the Dockerfile stage built.
+	Target string `json:"target,omitempty"`
+	// Recipe is the recipe digest (label io.redis-variants.recipe).
+	Recipe string `json:"recipe,omitempty"`
+	// BuildInfo is the image's own build record (dockerfiles.BuildInfoPath):
+	// the real `cc --version`, flags, Redis's make settings, build CPU.
+	BuildInfo json.RawMessage `json:"build_info,omitempty"`
+	// BuildKitConfig is the config digest BuildKit exported (Docker Engine
+	// 20.10 may store the image under another ID: ConfigDigest).
+	BuildKitConfig string `json:"buildkit_config,omitempty"`
+	// Pushed and OCI are where else the image was exported, when asked.
+	Pushed string `json:"pushed,omitempty"`
+	OCI    string `json:"oci,omitempty"`
+
+	// Origin says how the image came to be: OriginBuilt, OriginPulled, or
+	// OriginRebuilt (an official reference no registry had, rebuilt from
+	// its recipe; PullError says why the pull failed).
+	Origin    string  `json:"origin,omitempty"`
+	Pulled    *Pulled `json:"pulled,omitempty"`
+	PullError string  `json:"pull_error,omitempty"`
+	// Server is where the image keeps redis-server (pulled images: found
+	// by looking; built ones: where the recipe puts it).
+	Server string `json:"server,omitempty"`
+}
+
+// LoadBuilds reads every build record of run (builds/*.json), keyed by
+// entry name, with LoadDir's policy: a bad file is left out and named.
+func LoadBuilds(r *Run) (map[string]Build, []Skipped, error) {
+	all, skipped, err := LoadDir(r, "builds", func(b *Build) error {
+		if b.Variant.Name == "" && b.Status == "" {
+			return errNotRecord("build")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]Build, len(all))
+	for _, b := range all {
+		out[b.Variant.Name] = b
+	}
+	return out, skipped, nil
+}
+
+// LoadVerifications reads every verification of run (verify/*.json),
+// keyed by entry name, with LoadDir's policy.
+func LoadVerifications(r *Run) (map[string]Verification, []Skipped, error) {
+	all, skipped, err := LoadDir(r, "verify", func(v *Verification) error {
+		if v.Variant == "" || v.Status == "" {
+			return errNotRecord("verification")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]Verification, len(all))
+	for _, v := range all {
+		out[v.Variant] = v
+	}
+	return out, skipped, nil
+}
+
+type errNotRecord string
+
+func (e errNotRecord) Error() string { return "not a " + strings.TrimSpace(string(e)) + " record" }

@@ -1,0 +1,78 @@
+package results
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// VerificationRel is the path of name's verification inside a run folder.
+func VerificationRel(name string) string { return filepath.Join("verify", name+".json") }
+
+// Verification is the verification of one entry, written by verify to
+// verify/<name>.json (VerificationRel).
+type Verification struct {
+	Variant  string        `json:"variant"`
+	ID       string        `json:"id"`
+	Image    string        `json:"image"`
+	Pulled   string        `json:"pulled,omitempty"` // repository@digest, when the image was pulled rather than built
+	Status   string        `json:"status"`           // "passed", "failed"
+	Profile  string        `json:"profile"`          // quick, full
+	Suite    Suite         `json:"suite"`            // runtest in the build
+	External *Suite        `json:"external,omitempty"`
+	Checks   []Check       `json:"checks"`
+	Problems []string      `json:"problems,omitempty"` // why Status is "failed", one line each
+	Duration time.Duration `json:"duration"`
+	Finished time.Time     `json:"finished"`
+}
+
+// Suite is one run of Redis's test suite (runtest).
+type Suite struct {
+	Ran      bool          `json:"ran"`            // false when the suite was not run (e.g. a distro package has no build tree)
+	Note     string        `json:"note,omitempty"` // why it did not run, or what else is worth knowing
+	Args     []string      `json:"args,omitempty"` // runtest arguments
+	Tests    []TestResult  `json:"tests"`
+	Passed   int           `json:"passed"`
+	Failed   int           `json:"failed"` // err + exception not on the known list and not passing on retry
+	Known    int           `json:"known"`
+	Skipped  int           `json:"skipped"`
+	Ignored  int           `json:"ignored"`
+	Units    []Unit        `json:"units,omitempty"`   // units finished, with their wall time
+	ExitCode int           `json:"exit_code"`         // runtest's exit status
+	Aborted  string        `json:"aborted,omitempty"` // why runtest stopped early or exited non-zero without a failed test
+	Retries  []Retry       `json:"retries,omitempty"`
+	Duration time.Duration `json:"duration"`
+	Log      string        `json:"log,omitempty"` // where the full runtest output was saved
+}
+
+// Unit is one test unit (file) runtest finished.
+type Unit struct {
+	Name     string        `json:"name"` // e.g. unit/type/string
+	Duration time.Duration `json:"duration"`
+}
+
+// TestResult is one test of the suite.
+type TestResult struct {
+	Name     string        `json:"name"`
+	Unit     string        `json:"unit,omitempty"` // e.g. unit/type/string ("" when runtest's output does not say)
+	Status   string        `json:"status"`         // ok err exception ignored skipped known
+	Reason   string        `json:"reason,omitempty"`
+	Duration time.Duration `json:"duration"`
+	Retried  string        `json:"retried,omitempty"` // outcome of the retry on its own: "passed", "failed"
+}
+
+// Retry is one failed test run again on its own.
+type Retry struct {
+	Name     string        `json:"name"`
+	Unit     string        `json:"unit"`
+	Passed   bool          `json:"passed"`
+	ExitCode int           `json:"exit_code"`
+	Detail   string        `json:"detail,omitempty"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Check is one check on the finished image.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
