@@ -137,22 +137,9 @@ func safe(s string) string {
 	}, s)
 }
 
-// LoadTrials reads every standalone trial of a run folder, in the order
-// they ran. A file that cannot be decoded, or names no image or test, is
-// left out and listed (results.LoadDir's policy): rank names it, and a
-// resumed bench measures that trial again.
+// LoadTrials reads the run's standalone trials (results.LoadTrials).
 func LoadTrials(run *results.Run) ([]rank.Trial, []results.Skipped, error) {
-	out, skipped, err := results.LoadDir(run, "trials", func(t *rank.Trial) error {
-		if t.Variant == "" || t.Test == "" {
-			return errors.New("not a trial: no variant or test name")
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, skipped, nil
+	return results.LoadTrials(run)
 }
 
 func cellOf(t rank.Trial) Cell {
@@ -352,7 +339,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		fmt.Fprintf(log, "removed %d leftover container(s)\n", n)
 	}
 
-	trials, badTrials, err := LoadTrials(o.Run)
+	trials, badTrials, err := results.LoadTrials(o.Run)
 	if err != nil {
 		return sum, fmt.Errorf("bench: resuming: %w", err)
 	}

@@ -84,7 +84,7 @@ func TestBenchDockerEngine(t *testing.T) {
 	if sum.Resumed != done || sum.Done != 8-done || sum.Total != 8 || len(sum.Failures) != 0 {
 		t.Fatalf("resumed run: %+v", sum)
 	}
-	trials, skipped, err := bench.LoadTrials(run)
+	trials, skipped, err := results.LoadTrials(run)
 	if err != nil || len(skipped) > 0 || len(trials) != 8 {
 		t.Fatalf("%d trials on disk (%v, left out %v), want 8", len(trials), err, skipped)
 	}

@@ -204,7 +204,7 @@ func twoImages() []Image {
 
 func checkTrials(t *testing.T, run *results.Run, want int) []rank.Trial {
 	t.Helper()
-	trials, skipped, err := LoadTrials(run)
+	trials, skipped, err := results.LoadTrials(run)
 	if err != nil || len(skipped) > 0 {
 		t.Fatal(err, skipped)
 	}
@@ -310,7 +310,7 @@ func TestRunResumeAfterInterrupt(t *testing.T) {
 	if err := os.WriteFile(o.Run.Path(rel), []byte(`{"variant": "a", "ops_per`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, skipped, err := LoadTrials(o.Run); err != nil || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), rel) {
+	if _, skipped, err := results.LoadTrials(o.Run); err != nil || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), rel) {
 		t.Fatalf("torn trial: skipped %v, err %v", skipped, err)
 	}
 	log.Reset()
@@ -348,7 +348,7 @@ func TestRunSkipsAndFails(t *testing.T) {
 	if len(sum.Failures) != maxCellFailures || len(sum.Dropped) != 1 || sum.Dropped[0].Image != "broken" {
 		t.Fatalf("failures %+v dropped %+v", sum.Failures, sum.Dropped)
 	}
-	trials, _, _ := LoadTrials(o.Run)
+	trials, _, _ := results.LoadTrials(o.Run)
 	n := map[string]int{}
 	for _, tr := range trials {
 		n[tr.Variant]++

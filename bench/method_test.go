@@ -116,7 +116,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 			}
 		}
 	}
-	trials, skipped, err := bench.LoadTrials(run)
+	trials, skipped, err := results.LoadTrials(run)
 	if err != nil || len(skipped) > 0 {
 		t.Fatal(err, skipped)
 	}

@@ -25,7 +25,7 @@ func Rank(ctx context.Context, c Config, primary string) error {
 		return err
 	}
 	dir := run.Dir
-	trials, badTrials, err := bench.LoadTrials(run)
+	trials, badTrials, err := results.LoadTrials(run)
 	if err != nil {
 		return err
 	}
