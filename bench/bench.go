@@ -319,7 +319,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	sum.Cells, sum.Planned = len(cells), len(cells)*o.Profile.Trials
 	sum.PlannedReplicates = len(slots)
 	sum.Primary = primary
-	if err := o.Run.WriteJSON("bench-plan.json", benchPlan{Seed: seed, Profile: o.Profile, Primary: primary, Units: describe(units)}); err != nil {
+	if err := o.Run.WriteJSON(results.BenchPlanFile, benchPlan{Seed: seed, Profile: o.Profile, Primary: primary, Units: describe(units)}); err != nil {
 		return sum, fmt.Errorf("bench: %w", err)
 	}
 
@@ -400,7 +400,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			sum.Dropped = append(sum.Dropped, c)
 		}
 		sort.Slice(sum.Dropped, func(i, j int) bool { return sum.Dropped[i].String() < sum.Dropped[j].String() })
-		if werr := o.Run.WriteJSON("bench.json", sum); werr != nil && err == nil {
+		if werr := o.Run.WriteJSON(results.BenchFile, sum); werr != nil && err == nil {
 			err = werr
 		}
 		return sum, err

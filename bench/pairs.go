@@ -55,7 +55,7 @@ func PairRel(k rank.PairKey, rep int) string {
 // the order they were scheduled. A bad file is left out and listed, as
 // LoadTrials does: a resumed bench measures that replicate again.
 func LoadReplicates(run *results.Run) ([]rank.Replicate, []results.Skipped, error) {
-	out, skipped, err := results.LoadDir(run, "pairs", func(r *rank.Replicate) error {
+	out, skipped, err := results.LoadDir(run, results.PairsDir, func(r *rank.Replicate) error {
 		if r.Image == "" || r.Base == "" {
 			return errors.New("not a replicate: no image or base")
 		}

@@ -107,7 +107,7 @@ func RunDirs(root string) ([]string, error) {
 	var out []string
 	for _, e := range ents {
 		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			if _, err := os.Stat(filepath.Join(root, e.Name(), "ranking.json")); err == nil {
+			if _, err := os.Stat(filepath.Join(root, e.Name(), results.RankingFile)); err == nil {
 				out = append(out, filepath.Join(root, e.Name()))
 			}
 		}
@@ -155,7 +155,7 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 	opt = opt.withDefaults()
 	run := &results.Run{Dir: dir}
 	var rk rank.Ranking
-	if err := run.ReadJSON("ranking.json", &rk); err != nil {
+	if err := run.ReadJSON(results.RankingFile, &rk); err != nil {
 		return nil, nil, fmt.Errorf("run %s: reading its ranking: %w", dir, err)
 	}
 	st, ok := rk.Standing(opt.Runtime)
@@ -164,13 +164,13 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 	}
 	var warnings []string
 	var plan variants.Plan
-	hasPlan := run.ReadJSON("plan.json", &plan) == nil
+	hasPlan := run.ReadJSON(results.PlanFile, &plan) == nil
 	builds, _, err := results.LoadBuilds(run)
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("run %s: %v", dir, err))
 	}
 	var mi machine.Info
-	_ = run.ReadJSON("machine.json", &mi)
+	_ = run.ReadJSON(results.MachineFile, &mi)
 
 	cpu := strings.Join(rk.CPUModels, " + ")
 	if cpu == "" {

@@ -40,7 +40,7 @@ func primaryOf(p *variants.Plan) string {
 // variants file's plan.
 func benchPlan(c Config, run *results.Run) (*variants.Plan, error) {
 	var p variants.Plan
-	err := run.ReadJSON("plan.json", &p)
+	err := run.ReadJSON(results.PlanFile, &p)
 	if err == nil {
 		return &p, nil
 	}

@@ -47,8 +47,8 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 	if err != nil {
 		return err
 	}
-	if !run.Exists("plan.json") {
-		if err := run.WriteJSON("plan.json", plan); err != nil {
+	if !run.Exists(results.PlanFile) {
+		if err := run.WriteJSON(results.PlanFile, plan); err != nil {
 			return err
 		}
 	}

@@ -47,7 +47,7 @@ func Rank(ctx context.Context, c Config, primary string) error {
 		rc.Notes = append(rc.Notes, "left out: "+s.Error())
 	}
 	r := rank.Rank(trials, reps, th)
-	if err := run.WriteJSON("ranking.json", r); err != nil {
+	if err := run.WriteJSON(results.RankingFile, r); err != nil {
 		return fmt.Errorf("writing ranking.json: %w", err)
 	}
 	if err := report.Write(run.Dir, r, trials, rc); err != nil {
@@ -58,7 +58,7 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	if n := len(r.Warnings); n > 0 {
 		fmt.Fprintf(out, "%d warning(s); see %s\n", n, run.Path(report.MarkdownFile))
 	}
-	fmt.Fprintf(out, "wrote %s, %s, %s, %s, %s\n", run.Path("ranking.json"), run.Path(report.MarkdownFile),
+	fmt.Fprintf(out, "wrote %s, %s, %s, %s, %s\n", run.Path(results.RankingFile), run.Path(report.MarkdownFile),
 		run.Path(report.CSVFile), run.Path(report.JSONFile), run.Path(report.HTMLFile))
 	return nil
 }
@@ -72,9 +72,9 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	th.Primary = primary
 
 	var plan variants.Plan
-	hasPlan := run.ReadJSON("plan.json", &plan) == nil
+	hasPlan := run.ReadJSON(results.PlanFile, &plan) == nil
 	var bj bench.Summary
-	if run.ReadJSON("bench.json", &bj) == nil && bj.Profile != "" {
+	if run.ReadJSON(results.BenchFile, &bj) == nil && bj.Profile != "" {
 		ctx.Profile = bj.Profile
 		if p, ok := plan.Profiles[bj.Profile]; ok {
 			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates x %d windows of %s per test after %s warm-up (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",

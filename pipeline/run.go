@@ -93,5 +93,5 @@ func writeMachine(dir string) error {
 		return err
 	}
 	in.Flags = nil
-	return run.WriteJSON("machine.json", in)
+	return run.WriteJSON(results.MachineFile, in)
 }

@@ -47,7 +47,7 @@ import (
 const DefaultRepo = "redis-variants"
 
 // PublishedFile is the run-folder file that records every publication.
-const PublishedFile = "published.json"
+const PublishedFile = results.PublishedFile
 
 // Options configure Publish.
 type Options struct {

@@ -151,7 +151,7 @@ type candidate struct {
 func Select(run *results.Run, opts Options) (*Selection, error) {
 	opts = opts.withDefaults()
 	var rk rank.Ranking
-	if err := run.ReadJSON("ranking.json", &rk); err != nil {
+	if err := run.ReadJSON(results.RankingFile, &rk); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("run %s has no ranking.json: rank it first (redis-variants rank)", run.Dir)
 		}
@@ -166,7 +166,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 		return nil, err
 	}
 	var plan variants.Plan
-	hasPlan := run.ReadJSON("plan.json", &plan) == nil
+	hasPlan := run.ReadJSON(results.PlanFile, &plan) == nil
 	reports, _, err := results.LoadVerifications(run)
 	if err != nil {
 		return nil, err
@@ -241,7 +241,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	}
 	for _, n := range opts.Only {
 		if !seen[n] {
-			sel.Refused = append(sel.Refused, Refusal{n, fmt.Sprintf("%q is not ranked under runtime %s in %s", n, opts.Runtime, run.Path("ranking.json"))})
+			sel.Refused = append(sel.Refused, Refusal{n, fmt.Sprintf("%q is not ranked under runtime %s in %s", n, opts.Runtime, run.Path(results.RankingFile))})
 		}
 	}
 

@@ -55,7 +55,7 @@ type Trial struct {
 // or names no image or test, is left out and listed; rank names it, and a
 // resumed bench measures that trial again.
 func LoadTrials(r *Run) ([]Trial, []Skipped, error) {
-	out, skipped, err := LoadDir(r, "trials", func(t *Trial) error {
+	out, skipped, err := LoadDir(r, TrialsDir, func(t *Trial) error {
 		if t.Variant == "" || t.Test == "" {
 			return errors.New("not a trial: no variant or test name")
 		}

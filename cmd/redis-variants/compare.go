@@ -28,7 +28,7 @@ whose 95% intervals separate in both runs and over every pair.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rs [2]rank.Ranking
 			for i, dir := range args {
-				if err := (&results.Run{Dir: dir}).ReadJSON("ranking.json", &rs[i]); err != nil {
+				if err := (&results.Run{Dir: dir}).ReadJSON(results.RankingFile, &rs[i]); err != nil {
 					return fmt.Errorf("reading the ranking of %s (run `redis-variants rank --run %s`): %w", dir, dir, err)
 				}
 			}
