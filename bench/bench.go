@@ -176,65 +176,16 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if cpuOf == nil {
 		cpuOf = machine.ContainerCPUNanos
 	}
-	switch {
-	case o.Trials < 0:
-		o.Profile.Trials = 0
-	case o.Trials > 0:
-		o.Profile.Trials = o.Trials
-	}
-	if o.Replicates > 0 {
-		o.Profile.Replicates = o.Replicates
-	}
-	if o.Profile.Replicates > 0 && o.Profile.Windows < 1 {
-		return Summary{}, fmt.Errorf("bench: profile %s asks for %d replicates per pair but no windows per test (windows: N)", o.Profile.Name, o.Profile.Replicates)
-	}
-	if o.Profile.Replicates%2 != 0 {
-		return Summary{}, fmt.Errorf("bench: %d replicates per pair: must be even, the sides are swapped in half of them", o.Profile.Replicates)
-	}
-	budget := o.Budget
-	if budget == 0 {
-		budget = o.Profile.Budget
-	}
-	seed := o.Seed
-	if seed == 0 {
-		seed = time.Now().UnixNano()
+	o, budget, seed, err := withProfile(o)
+	if err != nil {
+		return Summary{}, err
 	}
 	sum := Summary{Seed: seed, Profile: o.Profile.Name}
-
-	tests := make([]string, 0, len(o.Profile.Tests))
-	for _, t := range o.Profile.Tests {
-		tests = append(tests, strings.ToUpper(t))
-	}
-	pipes := o.Profile.Pipelines
-	if len(pipes) == 0 {
-		pipes = []int{1}
-	}
-	var benches []rank.Bench
-	for _, t := range tests {
-		for _, p := range pipes {
-			benches = append(benches, rank.Bench{Test: t, Pipeline: max(p, 1)})
-		}
-	}
-
-	// Images: skip those whose verification failed, flag the unverified.
-	var images []Image
-	for _, im := range o.Images {
-		switch im.Verified {
-		case "failed":
-			w := fmt.Sprintf("skipping %s: its verification failed (see verify/%s.json)", im.Name, im.Name)
-			fmt.Fprintln(log, w)
-			sum.Warnings = append(sum.Warnings, w)
-			continue
-		case "":
-			w := fmt.Sprintf("%s was never verified: benchmarking it anyway", im.Name)
-			fmt.Fprintln(log, w)
-			sum.Warnings = append(sum.Warnings, w)
-		}
-		images = append(images, im)
-	}
+	benches := profileBenches(o.Profile)
+	images := runnable(o.Images, log, &sum)
 	sum.Images = images
-	if len(images) == 0 || len(o.Runtimes) == 0 || len(tests) == 0 {
-		return sum, fmt.Errorf("bench: nothing to run (%d images, %d runtimes, %d tests)", len(images), len(o.Runtimes), len(tests))
+	if len(images) == 0 || len(o.Runtimes) == 0 || len(benches) == 0 {
+		return sum, fmt.Errorf("bench: nothing to run (%d images, %d runtimes, %d tests)", len(images), len(o.Runtimes), len(o.Profile.Tests))
 	}
 	byName := map[string]Image{}
 	for _, im := range images {
@@ -251,41 +202,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if _, ok := byName[primary]; !ok {
 		primary = ""
 	}
-	var slots []pairSlot
-	pairsOK := true
-	if primary == "" {
-		w := fmt.Sprintf("no primary reference among the images (want %q): standalone trials only, which do not rank reliably on a shared machine", o.Primary)
-		fmt.Fprintln(log, w)
-		sum.Warnings = append(sum.Warnings, w)
-		pairsOK = false
-	} else if o.Profile.Replicates > 0 {
-		for _, rt := range o.Runtimes {
-			cpus, err := machine.ParseCPUList(rt.ServerCPUs)
-			if err != nil {
-				return sum, fmt.Errorf("bench: runtime %s: server_cpus: %w", rt.Name, err)
-			}
-			ccpus, err := machine.ParseCPUList(rt.ClientCPUs)
-			if err != nil {
-				return sum, fmt.Errorf("bench: runtime %s: client_cpus: %w", rt.Name, err)
-			}
-			if runtime.NumCPU() < 2 || len(cpus) == 0 || len(ccpus) == 0 {
-				w := fmt.Sprintf("runtime %s: co-scheduled pairs need the servers and the generators on separate CPUs (server_cpus %q, client_cpus %q, %d CPUs here): standalone trials only",
-					rt.Name, rt.ServerCPUs, rt.ClientCPUs, runtime.NumCPU())
-				fmt.Fprintln(log, w)
-				sum.Warnings = append(sum.Warnings, w)
-				pairsOK = false
-			}
-		}
-		if pairsOK {
-			slots = planPairs(images, o.Runtimes, o.Profile, primary, rng)
-			for _, rt := range o.Runtimes[1:] {
-				if o.Profile.AxisReplicates > 0 && !FairAxis(o.Runtimes[0], rt) {
-					w := fmt.Sprintf("runtime axis %s vs %s: not co-scheduled (docker-proxy runs outside the server's cgroup and takes the generators' CPU, so the pair cannot be saturated); compared by the standalone trials' end-to-end figures", rt.Name, o.Runtimes[0].Name)
-					fmt.Fprintln(log, w)
-					sum.Warnings = append(sum.Warnings, w)
-				}
-			}
-		}
+	slots, err := pairDesign(o, images, primary, rng, log, &sum)
+	if err != nil {
+		return sum, err
 	}
 	var units []unit
 	for i := range slots {
@@ -476,6 +395,115 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			c, t.Rep, t.OpsPerSec, t.P99Ms, t.ServerCPUNsPerOp, t.MachineCPUNsPerOp, 100*t.ClientCPUShare)
 	}
 	return finish(nil)
+}
+
+// pairDesign lays out the co-scheduled replicates (planPairs), or none,
+// with a warning, when there is no primary reference among the images or a
+// runtime cannot put servers and generators on separate CPUs. It also
+// warns about runtime axes that cannot be co-scheduled.
+func pairDesign(o Options, images []Image, primary string, rng *rand.Rand, log io.Writer, sum *Summary) ([]pairSlot, error) {
+	var slots []pairSlot
+	pairsOK := true
+	if primary == "" {
+		w := fmt.Sprintf("no primary reference among the images (want %q): standalone trials only, which do not rank reliably on a shared machine", o.Primary)
+		fmt.Fprintln(log, w)
+		sum.Warnings = append(sum.Warnings, w)
+		pairsOK = false
+	} else if o.Profile.Replicates > 0 {
+		for _, rt := range o.Runtimes {
+			cpus, err := machine.ParseCPUList(rt.ServerCPUs)
+			if err != nil {
+				return nil, fmt.Errorf("bench: runtime %s: server_cpus: %w", rt.Name, err)
+			}
+			ccpus, err := machine.ParseCPUList(rt.ClientCPUs)
+			if err != nil {
+				return nil, fmt.Errorf("bench: runtime %s: client_cpus: %w", rt.Name, err)
+			}
+			if runtime.NumCPU() < 2 || len(cpus) == 0 || len(ccpus) == 0 {
+				w := fmt.Sprintf("runtime %s: co-scheduled pairs need the servers and the generators on separate CPUs (server_cpus %q, client_cpus %q, %d CPUs here): standalone trials only",
+					rt.Name, rt.ServerCPUs, rt.ClientCPUs, runtime.NumCPU())
+				fmt.Fprintln(log, w)
+				sum.Warnings = append(sum.Warnings, w)
+				pairsOK = false
+			}
+		}
+		if pairsOK {
+			slots = planPairs(images, o.Runtimes, o.Profile, primary, rng)
+			for _, rt := range o.Runtimes[1:] {
+				if o.Profile.AxisReplicates > 0 && !FairAxis(o.Runtimes[0], rt) {
+					w := fmt.Sprintf("runtime axis %s vs %s: not co-scheduled (docker-proxy runs outside the server's cgroup and takes the generators' CPU, so the pair cannot be saturated); compared by the standalone trials' end-to-end figures", rt.Name, o.Runtimes[0].Name)
+					fmt.Fprintln(log, w)
+					sum.Warnings = append(sum.Warnings, w)
+				}
+			}
+		}
+	}
+	return slots, nil
+}
+
+// withProfile applies the options' overrides (trials, replicates, budget,
+// seed) to the profile and checks the design it asks for can be made.
+func withProfile(o Options) (Options, time.Duration, int64, error) {
+	switch {
+	case o.Trials < 0:
+		o.Profile.Trials = 0
+	case o.Trials > 0:
+		o.Profile.Trials = o.Trials
+	}
+	if o.Replicates > 0 {
+		o.Profile.Replicates = o.Replicates
+	}
+	if o.Profile.Replicates > 0 && o.Profile.Windows < 1 {
+		return o, 0, 0, fmt.Errorf("bench: profile %s asks for %d replicates per pair but no windows per test (windows: N)", o.Profile.Name, o.Profile.Replicates)
+	}
+	if o.Profile.Replicates%2 != 0 {
+		return o, 0, 0, fmt.Errorf("bench: %d replicates per pair: must be even, the sides are swapped in half of them", o.Profile.Replicates)
+	}
+	budget := o.Budget
+	if budget == 0 {
+		budget = o.Profile.Budget
+	}
+	seed := o.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	return o, budget, seed, nil
+}
+
+// profileBenches is every test of the profile at every pipeline depth.
+func profileBenches(p variants.Profile) []rank.Bench {
+	pipes := p.Pipelines
+	if len(pipes) == 0 {
+		pipes = []int{1}
+	}
+	var benches []rank.Bench
+	for _, t := range p.Tests {
+		for _, pl := range pipes {
+			benches = append(benches, rank.Bench{Test: strings.ToUpper(t), Pipeline: max(pl, 1)})
+		}
+	}
+	return benches
+}
+
+// runnable drops the images whose verification failed and flags those
+// never verified, saying each on log and in sum's warnings.
+func runnable(all []Image, log io.Writer, sum *Summary) []Image {
+	var images []Image
+	for _, im := range all {
+		switch im.Verified {
+		case "failed":
+			w := fmt.Sprintf("skipping %s: its verification failed (see verify/%s.json)", im.Name, im.Name)
+			fmt.Fprintln(log, w)
+			sum.Warnings = append(sum.Warnings, w)
+			continue
+		case "":
+			w := fmt.Sprintf("%s was never verified: benchmarking it anyway", im.Name)
+			fmt.Fprintln(log, w)
+			sum.Warnings = append(sum.Warnings, w)
+		}
+		images = append(images, im)
+	}
+	return images
 }
 
 func countPairs(slots []pairSlot) int {
