@@ -177,68 +177,12 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	for _, n := range opts.Only {
 		only[n] = true
 	}
-	seen := map[string]bool{}
-	var eligible []candidate
-	for _, e := range st.Entries {
-		seen[e.Image] = true
-		b, built := builds[e.Image]
-		v := b.Variant
-		if v.Name == "" && hasPlan {
-			v, _ = plan.Lookup(e.Image)
-		}
-		if v.Name == "" {
-			v.Name = e.Image
-		}
-		named := only[e.Image]
-		isRef := e.Reference || (v.Kind != "" && v.IsReference())
-		if hasPlan {
-			if pv, ok := plan.Lookup(e.Image); ok && pv.IsReference() {
-				isRef = true
-			}
-		}
-		if isRef {
-			if named {
-				sel.Refused = append(sel.Refused, Refusal{e.Image, fmt.Sprintf("%q is a reference: references are never published", e.Image)})
-			}
-			continue
-		}
-		refuse := func(why string) {
-			// Unnamed variants ranked below what --top takes are not worth a refusal line.
-			if named || len(only) == 0 && (opts.Top <= 0 || len(eligible) < opts.Top) {
-				sel.Refused = append(sel.Refused, Refusal{e.Image, why})
-			}
-		}
-		if !built {
-			refuse(fmt.Sprintf("variant %q has no build result (no %s)", e.Image, run.Path("builds", e.Image+".json")))
-			continue
-		}
-		if v.Kind == variants.KindImage || b.Pulled != nil {
-			// Someone else's image, pulled to be ranked: never republished under this tool's name.
-			sel.Refused = append(sel.Refused, Refusal{e.Image, fmt.Sprintf("%q is a pulled image (%s), not built here: pulled images are never published", e.Image, v.Image)})
-			continue
-		}
-		if b.Status != builder.StatusOK {
-			refuse(fmt.Sprintf("variant %q did not build (status %s)", e.Image, b.Status))
-			continue
-		}
-		if b.Image == "" {
-			refuse(fmt.Sprintf("variant %q has no image reference in its build result", e.Image))
-			continue
-		}
-		if ok, why := verify.Passed(run, e.Image); !ok {
-			refuse(why)
-			continue
-		}
-		if e.Score.IsNaN() {
-			refuse(fmt.Sprintf("variant %q has no score against %s under runtime %s", e.Image, st.Primary, opts.Runtime))
-			continue
-		}
-		if v.Redis == "" {
-			refuse(fmt.Sprintf("variant %q: its spec names no Redis version", e.Image))
-			continue
-		}
-		eligible = append(eligible, candidate{entry: e, v: v, build: b, level: Level(v, b.Labels)})
+	var pp *variants.Plan
+	if hasPlan {
+		pp = &plan
 	}
+	eligible, refused, seen := eligibleCandidates(run, st, builds, pp, opts, only)
+	sel.Refused = append(sel.Refused, refused...)
 	for _, n := range opts.Only {
 		if !seen[n] {
 			sel.Refused = append(sel.Refused, Refusal{n, fmt.Sprintf("%q is not ranked under runtime %s in %s", n, opts.Runtime, run.Path(results.RankingFile))})
@@ -346,6 +290,75 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 		sel.Images = append(sel.Images, s)
 	}
 	return sel, nil
+}
+
+// eligibleCandidates walks the standings in rank order and returns the
+// variants that may be published, the refusals of the others (each named
+// one, and those --top would have taken), and every ranked name. plan is
+// the run's plan.json (nil: none).
+func eligibleCandidates(run *results.Run, st rank.Standings, builds map[string]results.Build, plan *variants.Plan, opts Options, only map[string]bool) (eligible []candidate, refused []Refusal, seen map[string]bool) {
+	seen = map[string]bool{}
+	for _, e := range st.Entries {
+		seen[e.Image] = true
+		b, built := builds[e.Image]
+		v := b.Variant
+		if v.Name == "" && plan != nil {
+			v, _ = plan.Lookup(e.Image)
+		}
+		if v.Name == "" {
+			v.Name = e.Image
+		}
+		named := only[e.Image]
+		isRef := e.Reference || (v.Kind != "" && v.IsReference())
+		if plan != nil {
+			if pv, ok := plan.Lookup(e.Image); ok && pv.IsReference() {
+				isRef = true
+			}
+		}
+		if isRef {
+			if named {
+				refused = append(refused, Refusal{e.Image, fmt.Sprintf("%q is a reference: references are never published", e.Image)})
+			}
+			continue
+		}
+		refuse := func(why string) {
+			// Unnamed variants ranked below what --top takes are not worth a refusal line.
+			if named || len(only) == 0 && (opts.Top <= 0 || len(eligible) < opts.Top) {
+				refused = append(refused, Refusal{e.Image, why})
+			}
+		}
+		if !built {
+			refuse(fmt.Sprintf("variant %q has no build result (no %s)", e.Image, run.Path("builds", e.Image+".json")))
+			continue
+		}
+		if v.Kind == variants.KindImage || b.Pulled != nil {
+			// Someone else's image, pulled to be ranked: never republished under this tool's name.
+			refused = append(refused, Refusal{e.Image, fmt.Sprintf("%q is a pulled image (%s), not built here: pulled images are never published", e.Image, v.Image)})
+			continue
+		}
+		if b.Status != builder.StatusOK {
+			refuse(fmt.Sprintf("variant %q did not build (status %s)", e.Image, b.Status))
+			continue
+		}
+		if b.Image == "" {
+			refuse(fmt.Sprintf("variant %q has no image reference in its build result", e.Image))
+			continue
+		}
+		if ok, why := verify.Passed(run, e.Image); !ok {
+			refuse(why)
+			continue
+		}
+		if e.Score.IsNaN() {
+			refuse(fmt.Sprintf("variant %q has no score against %s under runtime %s", e.Image, st.Primary, opts.Runtime))
+			continue
+		}
+		if v.Redis == "" {
+			refuse(fmt.Sprintf("variant %q: its spec names no Redis version", e.Image))
+			continue
+		}
+		eligible = append(eligible, candidate{entry: e, v: v, build: b, level: Level(v, b.Labels)})
+	}
+	return eligible, refused, seen
 }
 
 // reportDigests returns the sha256 of report.json and report.md, when present.
