@@ -262,7 +262,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("bench: resuming: %w", err)
 	}
-	reps, badReps, err := LoadReplicates(o.Run)
+	reps, badReps, err := results.LoadReplicates(o.Run)
 	if err != nil {
 		return sum, fmt.Errorf("bench: resuming: %w", err)
 	}
@@ -303,7 +303,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	dropped := map[Cell]bool{}
 	finish := func(err error) (Summary, error) {
 		sum.Total = len(trials)
-		all, _, lerr := LoadReplicates(o.Run)
+		all, _, lerr := results.LoadReplicates(o.Run)
 		if lerr == nil {
 			sum.Replicates = len(all)
 			for _, r := range all {

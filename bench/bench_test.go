@@ -512,7 +512,7 @@ func TestPairsResumeAndControl(t *testing.T) {
 	if sum.PlannedReplicates != 6 {
 		t.Fatalf("planned %d replicates, want 6 (A/A, b vs a, axis unix vs host; 2 each)", sum.PlannedReplicates)
 	}
-	first, _, err := LoadReplicates(o.Run)
+	first, _, err := results.LoadReplicates(o.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +533,7 @@ func TestPairsResumeAndControl(t *testing.T) {
 	if sum2.ResumedWindows != len(kept) || sum2.Windows != 12 || sum2.Replicates != 6 {
 		t.Fatalf("resumed: %+v", sum2)
 	}
-	all, _, _ := LoadReplicates(o.Run)
+	all, _, _ := results.LoadReplicates(o.Run)
 	swaps := map[rank.PairKey]int{}
 	kinds := map[string]int{}
 	for _, r := range all {
@@ -605,7 +605,7 @@ func TestPairsUnsaturatedAreMeasuredAgainThenGivenUp(t *testing.T) {
 	if sum.Replicates != 4 || len(sum.FailedReplicates) != 4 || sum.Windows != 0 {
 		t.Fatalf("summary %+v: want 4 replicates, all given up", sum)
 	}
-	reps, _, _ := LoadReplicates(o.Run)
+	reps, _, _ := results.LoadReplicates(o.Run)
 	for _, r := range reps {
 		if len(r.Rejected) != maxWindowAttempts || !strings.Contains(r.Rejected[0].Reason, "not saturated") || !strings.Contains(r.Failed, "3 times") {
 			t.Errorf("%s #%d: rejected %+v, failed %q", r.PairKey, r.Rep, r.Rejected, r.Failed)

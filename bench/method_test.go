@@ -104,7 +104,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 	if sum.Replicates != 12 || sum.Windows != 48 || len(sum.FailedReplicates) != 0 {
 		t.Fatalf("bench summary: %+v", sum)
 	}
-	reps, skippedReps, err := bench.LoadReplicates(run)
+	reps, skippedReps, err := results.LoadReplicates(run)
 	if err != nil || len(skippedReps) > 0 {
 		t.Fatal(err, skippedReps)
 	}

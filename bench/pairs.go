@@ -8,7 +8,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/rank"
-	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -49,23 +47,6 @@ func PairRel(k rank.PairKey, rep int) string {
 		name = safe(k.Image) + "~" + safe(k.BaseRuntime)
 	}
 	return filepath.Join("pairs", safe(k.Runtime), fmt.Sprintf("%s-%d.json", name, rep))
-}
-
-// LoadReplicates reads every co-scheduled replicate of a run folder, in
-// the order they were scheduled. A bad file is left out and listed, as
-// LoadTrials does: a resumed bench measures that replicate again.
-func LoadReplicates(run *results.Run) ([]rank.Replicate, []results.Skipped, error) {
-	out, skipped, err := results.LoadDir(run, results.PairsDir, func(r *rank.Replicate) error {
-		if r.Image == "" || r.Base == "" {
-			return errors.New("not a replicate: no image or base")
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, skipped, nil
 }
 
 // pairSlot is one planned replicate.

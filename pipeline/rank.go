@@ -29,7 +29,7 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	if err != nil {
 		return err
 	}
-	reps, badReps, err := bench.LoadReplicates(run)
+	reps, badReps, err := results.LoadReplicates(run)
 	if err != nil {
 		return err
 	}

@@ -128,7 +128,7 @@ func disagreements(pa *pairAnalysis, cs []Comparison) []Warning {
 		if c.Verdict == Tie {
 			continue
 		}
-		b := Bench{c.Test, c.Pipeline}
+		b := Bench{Test: c.Test, Pipeline: c.Pipeline}
 		for _, r := range pa.results {
 			if r.Kind != KindImage || r.Runtime != c.Runtime || r.Image != c.Image || r.Base != c.Reference ||
 				r.Test != b.Test || r.Pipeline != b.Pipeline || r.Verdict == Tie || r.Verdict == c.Verdict {

@@ -6,6 +6,8 @@ package rank
 import (
 	"fmt"
 	"hash/fnv"
+
+	"github.com/redis-variants/redis-variants/results"
 )
 
 // Verdicts.
@@ -91,18 +93,8 @@ func (th Thresholds) withDefaults() Thresholds {
 	return th
 }
 
-// Bench is one benchmark: a test at a pipeline depth.
-type Bench struct {
-	Test     string `json:"test"`
-	Pipeline int    `json:"pipeline"`
-}
-
-func (b Bench) String() string {
-	if b.Pipeline > 1 {
-		return fmt.Sprintf("%s P%d", b.Test, b.Pipeline)
-	}
-	return b.Test
-}
+// Bench is one benchmark: a test at a pipeline depth (results.Bench).
+type Bench = results.Bench
 
 // Cell identifies the trials that are repetitions of one measurement.
 type Cell struct {
@@ -113,11 +105,11 @@ type Cell struct {
 }
 
 func (c Cell) String() string {
-	return fmt.Sprintf("%s/%s/%s", c.Image, c.Runtime, Bench{c.Test, c.Pipeline})
+	return fmt.Sprintf("%s/%s/%s", c.Image, c.Runtime, Bench{Test: c.Test, Pipeline: c.Pipeline})
 }
 
 // Bench returns the cell's benchmark.
-func (c Cell) Bench() Bench { return Bench{c.Test, c.Pipeline} }
+func (c Cell) Bench() Bench { return Bench{Test: c.Test, Pipeline: c.Pipeline} }
 
 func (c Cell) key() uint64 {
 	h := fnv.New64a()
