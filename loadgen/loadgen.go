@@ -335,7 +335,7 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 	t.setW, t.getW, _ = parseRatio(cfg.Ratio)
 	res := Result{Test: d.name, Title: d.title, Clients: cfg.Clients, Pipeline: cfg.Pipeline, Rate: cfg.Rate}
 
-	conns := make([]*conn, cfg.Clients)
+	conns, err := dialAll(ctx, cfg)
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
@@ -343,21 +343,6 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 			}
 		}
 	}()
-	dctx, cancelDial := context.WithTimeout(ctx, cfg.Timeout)
-	dg, dgctx := errgroup.WithContext(dctx)
-	dg.SetLimit(16)
-	for i := range conns {
-		dg.Go(func() error {
-			c, err := dial(dgctx, cfg, i)
-			if err != nil {
-				return err
-			}
-			conns[i] = c
-			return nil
-		})
-	}
-	err := dg.Wait()
-	cancelDial()
 	if err != nil {
 		return res, err
 	}
@@ -461,6 +446,39 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 		return res, err
 	}
 
+	if err := t.summarize(&res, all, endNs, cpu1-cpu0); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// dialAll opens the test's connections, 16 dials at a time, within the
+// configured timeout. The connections opened are returned even on error,
+// for the caller to close.
+func dialAll(ctx context.Context, cfg *Config) ([]*conn, error) {
+	conns := make([]*conn, cfg.Clients)
+	dctx, cancelDial := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancelDial()
+	dg, dgctx := errgroup.WithContext(dctx)
+	dg.SetLimit(16)
+	for i := range conns {
+		dg.Go(func() error {
+			c, err := dial(dgctx, cfg, i)
+			if err != nil {
+				return err
+			}
+			conns[i] = c
+			return nil
+		})
+	}
+	return conns, dg.Wait()
+}
+
+// summarize merges the connections' statistics into res: counts, the
+// measured time (request mode: from the start of measurement to the last
+// reply; endNs when none came), the rates, the generator's CPU time and
+// peak RSS, the latency percentiles and the encoded histogram.
+func (t *test) summarize(res *Result, all []*stats, endNs int64, cpu time.Duration) error {
 	h := newHist()
 	first, last := int64(math.MaxInt64), int64(0)
 	var sent int64
@@ -485,16 +503,16 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 		}
 		res.Elapsed = time.Duration(last - t.win.start)
 	} else {
-		res.Elapsed = cfg.Duration
+		res.Elapsed = t.cfg.Duration
 	}
 	if res.Elapsed > 0 {
 		res.OpsPerSec = float64(res.Requests) / res.Elapsed.Seconds()
-		if cfg.Rate > 0 {
+		if t.cfg.Rate > 0 {
 			res.SentPerSec = float64(sent) / res.Elapsed.Seconds()
 		}
 	}
-	if cpu1 > cpu0 {
-		res.ClientCPU = cpu1 - cpu0
+	if cpu > 0 {
+		res.ClientCPU = cpu
 	}
 	res.ClientMaxRSS = maxRSS()
 	if h.TotalCount() > 0 {
@@ -509,10 +527,10 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 	}
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
-		return res, fmt.Errorf("encoding histogram: %w", err)
+		return fmt.Errorf("encoding histogram: %w", err)
 	}
 	res.Hist = string(enc)
-	return res, nil
+	return nil
 }
 
 func sleepUntil(ctx context.Context, clk clock, t int64) bool {
