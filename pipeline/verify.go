@@ -76,7 +76,7 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 	}
 	out := c.Out
 	fmt.Fprintf(errw, "verifying %d images of %s (profile %s)\n", len(vs), run.Dir, o.Profile)
-	reports, err := verifyEntries(ctx, vf, run, vs, builds, o.Profile, errw)
+	reports, err := verifyEntries(ctx, verify.Record(run, vf), run, vs, builds, o.Profile, errw)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 			SourcesDir: sources, Log: &log},
 	}
 	start := time.Now()
-	r := vf.Verify(ctx, v, Target{Image: image})
+	r := Record(run, vf).Verify(ctx, v, Target{Image: image})
 	t.Logf("verified %s in %s (suite %s: %s)\n%s", v.Name, time.Since(start).Round(time.Second), r.Suite.Duration.Round(time.Second), r.Suite.Note, log.String())
 	for _, c := range r.Checks {
 		t.Logf("check %-16s %v  %s", c.Name, c.OK, c.Detail)

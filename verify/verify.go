@@ -40,7 +40,33 @@ type Interface interface {
 	Verify(ctx context.Context, v variants.Variant, t Target) Report
 }
 
-var _ Interface = (*Verifier)(nil)
+var (
+	_ Interface = (*Verifier)(nil)
+	_ Interface = (*recorder)(nil)
+)
+
+// Record writes every report of next to run's verify/<name>.json
+// (atomically) the moment it is known, except an interrupted one, which is
+// no verdict: a re-run verifies that image again. A report that cannot be
+// written fails, saying why.
+func Record(run *results.Run, next Interface) Interface { return &recorder{run: run, next: next} }
+
+type recorder struct {
+	run  *results.Run
+	next Interface
+}
+
+func (rc *recorder) Verify(ctx context.Context, v variants.Variant, t Target) Report {
+	r := rc.next.Verify(ctx, v, t)
+	if r.Status == StatusInterrupted {
+		return r
+	}
+	if err := Write(rc.run, r); err != nil {
+		r.Status = StatusFailed
+		r.Problems = append(r.Problems, "writing the report: "+err.Error())
+	}
+	return r
+}
 
 type Verifier struct {
 	Engine   Engine
@@ -58,8 +84,8 @@ type Target struct {
 	Redis  string         // the Redis version a pulled image declares, for a spec that names none
 }
 
-// Verify runs everything for variant v whose image is t, writes
-// verify/<name>.json and returns the report. It never returns early with
+// Verify runs everything for variant v whose image is t and returns the
+// report (Record writes it to the run folder). It never returns early with
 // an error: every problem is in the report and fails it.
 func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Report {
 	start := time.Now()
@@ -103,15 +129,9 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 		r.Duration = time.Since(start)
 		r.Finished = time.Now().UTC()
 		if ctx.Err() != nil {
-			// An interrupted verification is no verdict: nothing is
-			// written, so a re-run verifies this image again.
+			// An interrupted verification is no verdict (Record writes
+			// nothing for it, so a re-run verifies this image again).
 			r.Status = StatusInterrupted
-			return r
-		}
-		if vf.Run != nil {
-			if err := Write(vf.Run, r); err != nil {
-				logf("writing report: %v", err)
-			}
 		}
 		return r
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -333,5 +334,34 @@ func TestAllocatorCheck(t *testing.T) {
 	}
 	if c := AllocatorCheck("tcmalloc", "tcmalloc-2.10", "", nil); !c.OK {
 		t.Fatal(c)
+	}
+}
+
+// fixed is an Interface answering with a report of the given status.
+type fixed string
+
+func (f fixed) Verify(ctx context.Context, v variants.Variant, t Target) Report {
+	return Report{Variant: v.Name, Image: t.Image, Status: string(f)}
+}
+
+func TestRecordWritesVerdictsOnly(t *testing.T) {
+	run, _ := results.Open(t.TempDir())
+	v := variants.Variant{Name: "a", ID: "0123456789ab"}
+	if r := Record(run, fixed(StatusPassed)).Verify(context.Background(), v, Target{Image: "img:a"}); r.Status != StatusPassed {
+		t.Fatal(r)
+	}
+	if ok, why := Passed(run, "a"); !ok {
+		t.Fatalf("the passed report was not written: %s", why)
+	}
+	v.Name = "b"
+	Record(run, fixed(StatusInterrupted)).Verify(context.Background(), v, Target{Image: "img:b"})
+	if run.Exists(Rel("b")) {
+		t.Fatal("an interrupted verification was written")
+	}
+	// A report that cannot be written fails.
+	bad := &results.Run{Dir: "/proc/no-such-run"}
+	v.Name = "c"
+	if r := Record(bad, fixed(StatusPassed)).Verify(context.Background(), v, Target{}); r.Status != StatusFailed || len(r.Problems) != 1 {
+		t.Fatalf("unwritable report: %+v", r)
 	}
 }
