@@ -276,18 +276,9 @@ func (d *dataset) axisEffects(boot map[Cell][]float64) []AxisEffect {
 				Ratio: math.Exp(mean(logs)), Lo: lo, Hi: hi, Confidence: conf, P: vanElteren(strata)})
 		}
 	}
-	ps := make([]float64, len(out))
-	for i, a := range out {
-		ps[i] = a.P
-	}
-	adj := Holm(ps)
-	for i := range out {
-		out[i].PAdj = adj[i]
-		out[i].Verdict = Tie
-		if !out[i].Short {
-			out[i].Verdict = verdict(out[i].Lo, out[i].Hi)
-		}
-	}
+	holmVerdicts(out, func(x *AxisEffect) (float64, bool, float64, float64, *float64, *string) {
+		return x.P, x.Short, x.Lo, x.Hi, &x.PAdj, &x.Verdict
+	})
 	return out
 }
 

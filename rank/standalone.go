@@ -306,18 +306,9 @@ func (d *dataset) comparisons() []Comparison {
 			Short: achieved < conf-1e-9,
 		})
 	}
-	ps := make([]float64, len(out))
-	for i, c := range out {
-		ps[i] = c.P
-	}
-	adj := Holm(ps)
-	for i := range out {
-		out[i].PAdj = adj[i]
-		out[i].Verdict = Tie
-		if !out[i].Short {
-			out[i].Verdict = verdict(out[i].Lo, out[i].Hi)
-		}
-	}
+	holmVerdicts(out, func(x *Comparison) (float64, bool, float64, float64, *float64, *string) {
+		return x.P, x.Short, x.Lo, x.Hi, &x.PAdj, &x.Verdict
+	})
 	return out
 }
 
@@ -356,4 +347,23 @@ func (d *dataset) powerWarnings(cs []Comparison) []Warning {
 	return []Warning{{WarnUnderpowered, "comparisons",
 		fmt.Sprintf("%d of %d per-benchmark comparisons cannot reach p < %.2g after Holm correction over %d comparisons with so few trials (smallest n = %d): they are reported as ties whatever the data; about %d trials per cell are needed (scores pool the benchmarks and need fewer)",
 			under, len(cs), d.th.Alpha, len(cs), minN, need)}}
+}
+
+// holmVerdicts Holm-adjusts the p-values of one family of comparisons and
+// gives each its verdict from its interval: a tie when the interval
+// includes 1, or when there were too few trials for one (short). fields
+// returns a comparison's p, short, interval, and where its adjusted p and
+// verdict go.
+func holmVerdicts[T any](family []T, fields func(*T) (p float64, short bool, lo, hi float64, padj *float64, verdict *string)) {
+	ps := make([]float64, len(family))
+	for i := range family {
+		ps[i], _, _, _, _, _ = fields(&family[i])
+	}
+	for i, adj := range Holm(ps) {
+		_, short, lo, hi, padj, v := fields(&family[i])
+		*padj, *v = adj, Tie
+		if !short {
+			*v = verdict(lo, hi)
+		}
+	}
 }
