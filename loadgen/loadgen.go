@@ -734,6 +734,27 @@ func (t *test) batch(c *conn, k *keyGen, n int, kinds []uint8) []byte {
 
 // checkReply validates one reply; it returns false for a wrong reply or
 // an error reply and records a sample.
+// replies reads the n replies of one batch that was written at sent, times
+// each at the read that brought it in (at0 for those already buffered),
+// and records those that fall in the measured window. The closed loop and
+// the lock-step loop read their batches through it.
+func (t *test) replies(c *conn, s *stats, rep *resp.Reply, kinds []uint8, n int, sent, at0 int64, measuring bool) error {
+	reads, at := c.cc.reads, at0
+	for i := 0; i < n; i++ {
+		if err := c.rd.Next(rep); err != nil {
+			return c.fail("reading reply", err)
+		}
+		if c.cc.reads != reads {
+			reads, at = c.cc.reads, t.clk.now()
+		}
+		if !t.win.in(at) || (t.total > 0 && !measuring) {
+			continue
+		}
+		t.record(s, rep, t.checkOf(kinds[i]), sent, at)
+	}
+	return nil
+}
+
 // checkOf is the check for a reply to command kind (MIXED has two; every
 // other test one).
 func (t *test) checkOf(kind uint8) *check {
@@ -870,20 +891,8 @@ func (t *test) closedLoop(ctx context.Context, c *conn, s *stats, k *keyGen) err
 		if _, err := c.nc.Write(buf); err != nil {
 			return c.fail("writing", err)
 		}
-		reads := c.cc.reads
-		at := sent
-		for i := 0; i < n; i++ {
-			if err := c.rd.Next(&rep); err != nil {
-				return c.fail("reading reply", err)
-			}
-			if c.cc.reads != reads {
-				reads = c.cc.reads
-				at = t.clk.now()
-			}
-			if !t.win.in(at) || (t.total > 0 && !measuring) {
-				continue
-			}
-			t.record(s, &rep, t.checkOf(kinds[i]), sent, at)
+		if err := t.replies(c, s, &rep, kinds, n, sent, sent, measuring); err != nil {
+			return err
 		}
 		c.progress.Add(1)
 	}
@@ -935,20 +944,8 @@ func (t *test) lockStep(ctx context.Context, conns []*conn, s *stats, kgs []*key
 			return nil
 		}
 		for ci, c := range conns {
-			reads := c.cc.reads
-			at := t.clk.now()
-			for i := 0; i < ns[ci]; i++ {
-				if err := c.rd.Next(&rep); err != nil {
-					return c.fail("reading reply", err)
-				}
-				if c.cc.reads != reads {
-					reads = c.cc.reads
-					at = t.clk.now()
-				}
-				if !t.win.in(at) || (t.total > 0 && !measuring) {
-					continue
-				}
-				t.record(s, &rep, t.checkOf(kinds[ci][i]), sent[ci], at)
+			if err := t.replies(c, s, &rep, kinds[ci], ns[ci], sent[ci], t.clk.now(), measuring); err != nil {
+				return err
 			}
 			c.progress.Add(1)
 		}

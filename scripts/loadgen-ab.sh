@@ -20,6 +20,7 @@ DURATION=${DURATION:-3s}
 CASES=${CASES:-"set:16 get:16 set:1 lrange_100:16"}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
+THREADS=${THREADS:-0}     # loadgen --threads (0: one goroutine per connection; N: the lock-step loop)
 PORT=${PORT:-$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')}
 
 for b in redis-server taskset python3; do
@@ -38,7 +39,7 @@ srv=$!
 for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 run() { # bin test pipeline -> "ops cpu_us_per_op"
-	taskset -c "$CLIENT_CPU" "$1" --port "$PORT" -t "$2" -P "$3" -c 50 -r 100000 --duration "$DURATION" --warmup 500ms --json |
+	taskset -c "$CLIENT_CPU" "$1" --port "$PORT" -t "$2" -P "$3" -c 50 -r 100000 --threads "$THREADS" --duration "$DURATION" --warmup 500ms --json |
 		python3 -c 'import json,sys; r=json.load(sys.stdin); r=r[0] if isinstance(r,list) else r["results"][0]
 ops=r["ops_per_sec"]; cpu=r["client_cpu"]/1e3/max(r["requests"],1)
 print(ops, cpu)'

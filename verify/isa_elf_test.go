@@ -61,15 +61,7 @@ func compile(t *testing.T, args ...string) *BinaryInfo {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v: %s", err, b)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := ReadBinary(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
+	return readELF(t, out)
 }
 
 func checkByName(cs []Check, name string) Check {
@@ -174,6 +166,20 @@ func TestRealRedisRecord(t *testing.T) {
 	}
 }
 
+// readELF reads the binary at path as verify does.
+func readELF(t *testing.T, path string) *BinaryInfo {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ReadBinary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
 // link compiles one C file per flag set (each with -frecord-gcc-switches)
 // and links them into one ELF: Redis's own object beside a dependency's.
 func link(t *testing.T, flagSets ...[]string) *BinaryInfo {
@@ -207,15 +213,7 @@ func link(t *testing.T, flagSets ...[]string) *BinaryInfo {
 	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc link: %v: %s", err, b)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := ReadBinary(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
+	return readELF(t, out)
 }
 
 func TestObjectsOptCheck(t *testing.T) {
