@@ -2,8 +2,8 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/redis-variants/redis-variants/variants"
@@ -71,41 +71,21 @@ type Build struct {
 // LoadBuilds reads every build record of run (builds/*.json), keyed by
 // entry name, with LoadDir's policy: a bad file is left out and named.
 func LoadBuilds(r *Run) (map[string]Build, []Skipped, error) {
-	all, skipped, err := LoadDir(r, "builds", func(b *Build) error {
+	return loadByName(r, "builds", func(b *Build) error {
 		if b.Variant.Name == "" && b.Status == "" {
-			return errNotRecord("build")
+			return errors.New("not a build record")
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make(map[string]Build, len(all))
-	for _, b := range all {
-		out[b.Variant.Name] = b
-	}
-	return out, skipped, nil
+	}, func(b *Build) string { return b.Variant.Name })
 }
 
 // LoadVerifications reads every verification of run (verify/*.json),
 // keyed by entry name, with LoadDir's policy.
 func LoadVerifications(r *Run) (map[string]Verification, []Skipped, error) {
-	all, skipped, err := LoadDir(r, "verify", func(v *Verification) error {
+	return loadByName(r, "verify", func(v *Verification) error {
 		if v.Variant == "" || v.Status == "" {
-			return errNotRecord("verification")
+			return errors.New("not a verification record")
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make(map[string]Verification, len(all))
-	for _, v := range all {
-		out[v.Variant] = v
-	}
-	return out, skipped, nil
+	}, func(v *Verification) string { return v.Variant })
 }
-
-type errNotRecord string
-
-func (e errNotRecord) Error() string { return "not a " + strings.TrimSpace(string(e)) + " record" }

@@ -3,7 +3,6 @@ package results
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -132,15 +131,10 @@ type Replicate struct {
 // file is left out and listed, and a resumed bench measures that replicate
 // again.
 func LoadReplicates(r *Run) ([]Replicate, []Skipped, error) {
-	out, skipped, err := LoadDir(r, PairsDir, func(rep *Replicate) error {
+	return loadInOrder(r, PairsDir, func(rep *Replicate) error {
 		if rep.Image == "" || rep.Base == "" {
 			return errors.New("not a replicate: no image or base")
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, skipped, nil
+	}, func(rep *Replicate) int { return rep.Seq })
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -151,6 +152,30 @@ func WriteFile(path string, data []byte) error {
 	}
 	ok = true
 	return nil
+}
+
+// loadInOrder is LoadDir with the records sorted by seq, the order in which
+// they were scheduled (path order among equals).
+func loadInOrder[T any](r *Run, dir string, valid func(*T) error, seq func(*T) int) ([]T, []Skipped, error) {
+	out, skipped, err := LoadDir(r, dir, valid)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return seq(&out[i]) < seq(&out[j]) })
+	return out, skipped, nil
+}
+
+// loadByName is LoadDir with the records keyed by the entry they are of.
+func loadByName[T any](r *Run, dir string, valid func(*T) error, name func(*T) string) (map[string]T, []Skipped, error) {
+	all, skipped, err := LoadDir(r, dir, valid)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]T, len(all))
+	for i := range all {
+		out[name(&all[i])] = all[i]
+	}
+	return out, skipped, nil
 }
 
 // Skipped is a record file left out by LoadDir: unreadable, not JSON, or

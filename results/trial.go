@@ -2,7 +2,6 @@ package results
 
 import (
 	"errors"
-	"sort"
 	"time"
 )
 
@@ -55,15 +54,10 @@ type Trial struct {
 // or names no image or test, is left out and listed; rank names it, and a
 // resumed bench measures that trial again.
 func LoadTrials(r *Run) ([]Trial, []Skipped, error) {
-	out, skipped, err := LoadDir(r, TrialsDir, func(t *Trial) error {
+	return loadInOrder(r, TrialsDir, func(t *Trial) error {
 		if t.Variant == "" || t.Test == "" {
 			return errors.New("not a trial: no variant or test name")
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, skipped, nil
+	}, func(t *Trial) int { return t.Seq })
 }
