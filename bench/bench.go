@@ -116,6 +116,13 @@ type Summary struct {
 	Finished          time.Time     `json:"finished"`
 }
 
+// LoadSummary reads the summary of the run's bench (BenchFile).
+func LoadSummary(run *results.Run) (Summary, error) {
+	var s Summary
+	err := run.ReadJSON(results.BenchFile, &s)
+	return s, err
+}
+
 // maxCellFailures is how many failed trials drop a cell.
 const maxCellFailures = 2
 

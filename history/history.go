@@ -23,7 +23,6 @@ import (
 	"strings"
 
 	"github.com/redis-variants/redis-variants/builder"
-	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
@@ -154,23 +153,22 @@ func Load(dirs []string, opt Options) ([]Result, []string, error) {
 func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 	opt = opt.withDefaults()
 	run := &results.Run{Dir: dir}
-	var rk rank.Ranking
-	if err := run.ReadJSON(results.RankingFile, &rk); err != nil {
-		return nil, nil, fmt.Errorf("run %s: reading its ranking: %w", dir, err)
+	rk, err := run.Ranking()
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", dir, err)
 	}
 	st, ok := rk.Standing(opt.Runtime)
 	if !ok {
 		return nil, nil, fmt.Errorf("run %s: no standings for runtime %s (it has %s)", dir, opt.Runtime, strings.Join(rk.Runtimes, ", "))
 	}
 	var warnings []string
-	var plan variants.Plan
-	hasPlan := run.ReadJSON(results.PlanFile, &plan) == nil
+	plan, perr := run.Plan()
+	hasPlan := perr == nil
 	builds, _, err := results.LoadBuilds(run)
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("run %s: %v", dir, err))
 	}
-	var mi machine.Info
-	_ = run.ReadJSON(results.MachineFile, &mi)
+	mi, _ := run.Machine()
 
 	cpu := strings.Join(rk.CPUModels, " + ")
 	if cpu == "" {

@@ -39,10 +39,9 @@ func primaryOf(p *variants.Plan) string {
 // benchPlan returns the run's own plan.json when it has one, else the
 // variants file's plan.
 func benchPlan(c Config, run *results.Run) (*variants.Plan, error) {
-	var p variants.Plan
-	err := run.ReadJSON(results.PlanFile, &p)
+	p, err := run.Plan()
 	if err == nil {
-		return &p, nil
+		return p, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, err

@@ -48,7 +48,7 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 		return err
 	}
 	if !run.Exists(results.PlanFile) {
-		if err := run.WriteJSON(results.PlanFile, plan); err != nil {
+		if err := run.WritePlan(plan); err != nil {
 			return err
 		}
 	}

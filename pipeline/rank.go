@@ -14,7 +14,6 @@ import (
 	"github.com/redis-variants/redis-variants/report"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
-	"github.com/redis-variants/redis-variants/verify"
 )
 
 // Rank ranks the run's trials and replicates and writes ranking.json and
@@ -47,8 +46,8 @@ func Rank(ctx context.Context, c Config, primary string) error {
 		rc.Notes = append(rc.Notes, "left out: "+s.Error())
 	}
 	r := rank.Rank(trials, reps, th)
-	if err := run.WriteJSON(results.RankingFile, r); err != nil {
-		return fmt.Errorf("writing ranking.json: %w", err)
+	if err := run.WriteRanking(&r); err != nil {
+		return err
 	}
 	if err := report.Write(run.Dir, r, trials, rc); err != nil {
 		return err
@@ -71,12 +70,10 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	th := rank.DefaultThresholds()
 	th.Primary = primary
 
-	var plan variants.Plan
-	hasPlan := run.ReadJSON(results.PlanFile, &plan) == nil
-	var bj bench.Summary
-	if run.ReadJSON(results.BenchFile, &bj) == nil && bj.Profile != "" {
+	plan, perr := run.Plan()
+	if bj, err := bench.LoadSummary(run); err == nil && bj.Profile != "" {
 		ctx.Profile = bj.Profile
-		if p, ok := plan.Profiles[bj.Profile]; ok {
+		if p, ok := plan.Profiles[bj.Profile]; perr == nil && ok {
 			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates x %d windows of %s per test after %s warm-up (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
 				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, p.Windows, p.Duration, p.Warmup, p.Runtimes, p.AxisReplicates, p.Trials)
 			if p.Trials > 0 {
@@ -84,9 +81,11 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 			}
 		}
 	}
-	if !hasPlan {
+	if perr != nil {
 		return ctx, th
 	}
+	builds, _, _ := results.LoadBuilds(run)         // a bad record: the image is listed without its build facts
+	reports, _, _ := results.LoadVerifications(run) // likewise without its verification
 	if th.Primary == "" && len(plan.References) > 0 {
 		th.Primary = plan.References[0].Name
 	}
@@ -112,14 +111,12 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		} else if v.IsMusl() {
 			info.Flags = "libc musl"
 		}
-		var b builder.Result
-		if run.ReadJSON(filepath.Join("builds", v.Name+".json"), &b) == nil {
+		if b, ok := builds[v.Name]; ok {
 			info.Image, info.Digest = b.Image, b.ConfigDigest
 			info.Build = strings.TrimSpace(b.Status + " " + b.Duration.Round(time.Second).String())
 			info.Origin = origin(v, b)
 		}
-		var vr verify.Report
-		if run.ReadJSON(filepath.Join("verify", v.Name+".json"), &vr) == nil {
+		if vr, ok := reports[v.Name]; ok {
 			info.Verify = vr.Status
 			if vr.Profile != "" {
 				info.Verify += " (" + vr.Profile + ")"

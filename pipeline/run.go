@@ -92,6 +92,5 @@ func writeMachine(dir string) error {
 	if err != nil {
 		return err
 	}
-	in.Flags = nil
-	return run.WriteJSON(results.MachineFile, in)
+	return run.WriteMachine(in)
 }

@@ -101,56 +101,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Published is one publication of a run: what was pushed where.
-type Published struct {
-	Run        string    `json:"run"`
-	Registry   string    `json:"registry"`
-	Repository string    `json:"repository"` // e.g. 127.0.0.1:5000/redis-variants
-	Runtime    string    `json:"runtime"`
-	DryRun     bool      `json:"dry_run,omitempty"`
-	Images     []Image   `json:"images"`
-	Refused    []Refusal `json:"refused,omitempty"`
-	Warnings   []string  `json:"warnings,omitempty"`
-	Finished   time.Time `json:"finished"`
-}
-
-// Image is one published (or, on a dry run, publishable) image.
-type Image struct {
-	Variant  string `json:"variant"`
-	ID       string `json:"id"`
-	Rank     int    `json:"rank"`
-	Level    string `json:"isa_level,omitempty"`
-	Source   string `json:"source"`    // Docker Engine reference
-	SourceID string `json:"source_id"` // its config digest (docker image ID) as built and measured
-	// Ref is repository@digest of the pushed manifest; Digest its digest.
-	// Both are empty on a dry run.
-	Ref    string `json:"ref,omitempty"`
-	Digest string `json:"digest,omitempty"`
-	// Tags are the full tag references planned; Pushed those written and
-	// read back with the right digest.
-	Tags        []string          `json:"tags"`
-	Pushed      []string          `json:"pushed,omitempty"`
-	Annotations map[string]string `json:"annotations"` // also the labels added to the image config
-	Error       string            `json:"error,omitempty"`
-}
-
-// Publications is the content of published.json.
-type Publications struct {
-	Publications []Published `json:"publications"`
-}
+// The publication record (published.json) is declared in results.
+type (
+	Published    = results.Published
+	Image        = results.PublishedImage
+	Publications = results.Publications
+)
 
 // Load reads every publication recorded in run's published.json (none when
 // the file does not exist).
-func Load(run *results.Run) ([]Published, error) {
-	var p Publications
-	if err := run.ReadJSON(PublishedFile, &p); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return p.Publications, nil
-}
+func Load(run *results.Run) ([]Published, error) { return run.Publications() }
 
 // Source provides the image a build result names.
 type Source interface {
@@ -369,11 +329,7 @@ func nothingError(sel *Selection) error {
 
 // record appends pub to the run's published.json, atomically.
 func record(run *results.Run, pub Published) error {
-	prev, err := Load(run)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", PublishedFile, err)
-	}
-	if err := run.WriteJSON(PublishedFile, Publications{append(prev, pub)}); err != nil {
+	if err := run.AppendPublication(pub); err != nil {
 		return fmt.Errorf("recording the publication: %w", err)
 	}
 	return nil

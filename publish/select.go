@@ -52,12 +52,8 @@ const (
 	KeyOCIRevision    = "org.opencontainers.image.revision"
 )
 
-// Refusal is a variant that was asked for (or ranked high enough) but may
-// not be published, and why.
-type Refusal struct {
-	Variant string `json:"variant"`
-	Reason  string `json:"reason"`
-}
+// Refusal is an image not published, and why (results.Refusal).
+type Refusal = results.Refusal
 
 // Selected is one image chosen for publishing, with everything that will
 // be attached to it.
@@ -150,12 +146,12 @@ type candidate struct {
 // best tag never points at anything but the best.
 func Select(run *results.Run, opts Options) (*Selection, error) {
 	opts = opts.withDefaults()
-	var rk rank.Ranking
-	if err := run.ReadJSON(results.RankingFile, &rk); err != nil {
+	rk, err := run.Ranking()
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("run %s has no ranking.json: rank it first (redis-variants rank)", run.Dir)
 		}
-		return nil, fmt.Errorf("reading ranking: %w", err)
+		return nil, err
 	}
 	st, ok := rk.Standing(opts.Runtime)
 	if !ok {
@@ -165,8 +161,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
-	var plan variants.Plan
-	hasPlan := run.ReadJSON(results.PlanFile, &plan) == nil
+	plan, _ := run.Plan() // nil without plan.json: the builds' variants stand in
 	reports, _, err := results.LoadVerifications(run)
 	if err != nil {
 		return nil, err
@@ -177,15 +172,11 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	for _, n := range opts.Only {
 		only[n] = true
 	}
-	var pp *variants.Plan
-	if hasPlan {
-		pp = &plan
-	}
-	eligible, refused, seen := eligibleCandidates(run, st, builds, pp, opts, only)
+	eligible, refused, seen := eligibleCandidates(run, st, builds, plan, opts, only)
 	sel.Refused = append(sel.Refused, refused...)
 	for _, n := range opts.Only {
 		if !seen[n] {
-			sel.Refused = append(sel.Refused, Refusal{n, fmt.Sprintf("%q is not ranked under runtime %s in %s", n, opts.Runtime, run.Path(results.RankingFile))})
+			sel.Refused = append(sel.Refused, Refusal{Variant: n, Reason: fmt.Sprintf("%q is not ranked under runtime %s in %s", n, opts.Runtime, run.Path(results.RankingFile))})
 		}
 	}
 
@@ -286,7 +277,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 	for _, c := range chosen {
 		s := Selected{Variant: c.v, Build: c.build, Entry: c.entry, Level: c.level}
 		s.Tags = append([]string{VariantTag(c.v)}, best[c.v.Name]...)
-		s.Meta = meta(run, &rk, st, c, reports[c.v.Name], reportSums, tied[c.v.Name])
+		s.Meta = meta(run, rk, st, c, reports[c.v.Name], reportSums, tied[c.v.Name])
 		sel.Images = append(sel.Images, s)
 	}
 	return sel, nil
@@ -317,14 +308,14 @@ func eligibleCandidates(run *results.Run, st rank.Standings, builds map[string]r
 		}
 		if isRef {
 			if named {
-				refused = append(refused, Refusal{e.Image, fmt.Sprintf("%q is a reference: references are never published", e.Image)})
+				refused = append(refused, Refusal{Variant: e.Image, Reason: fmt.Sprintf("%q is a reference: references are never published", e.Image)})
 			}
 			continue
 		}
 		refuse := func(why string) {
 			// Unnamed variants ranked below what --top takes are not worth a refusal line.
 			if named || len(only) == 0 && (opts.Top <= 0 || len(eligible) < opts.Top) {
-				refused = append(refused, Refusal{e.Image, why})
+				refused = append(refused, Refusal{Variant: e.Image, Reason: why})
 			}
 		}
 		if !built {
@@ -333,7 +324,7 @@ func eligibleCandidates(run *results.Run, st rank.Standings, builds map[string]r
 		}
 		if v.Kind == variants.KindImage || b.Pulled != nil {
 			// Someone else's image, pulled to be ranked: never republished under this tool's name.
-			refused = append(refused, Refusal{e.Image, fmt.Sprintf("%q is a pulled image (%s), not built here: pulled images are never published", e.Image, v.Image)})
+			refused = append(refused, Refusal{Variant: e.Image, Reason: fmt.Sprintf("%q is a pulled image (%s), not built here: pulled images are never published", e.Image, v.Image)})
 			continue
 		}
 		if b.Status != builder.StatusOK {

@@ -60,8 +60,8 @@ func Agree(a, b Ranking, rt string) Agreement {
 	}
 	ag.MaxAbsZ = Num(maxZ)
 	sep := func(x, y PairResult) bool {
-		lx, hx := x.Interval(0.95)
-		ly, hy := y.Interval(0.95)
+		lx, hx := Interval(x.Estimate, 0.95)
+		ly, hy := Interval(y.Estimate, 0.95)
 		return hx < ly || hy < lx
 	}
 	var conc, disc, concAll, discAll int

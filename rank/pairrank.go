@@ -134,9 +134,8 @@ func disagreements(pa *pairAnalysis, cs []Comparison) []Warning {
 				r.Test != b.Test || r.Pipeline != b.Pipeline || r.Verdict == Tie || r.Verdict == c.Verdict {
 				continue
 			}
-			w = append(w, Warning{WarnDisagree, fmt.Sprintf("%s/%s/%s", c.Image, c.Runtime, b),
-				fmt.Sprintf("standalone trials say %s (%.3f) but the co-scheduled pairs say %s (%.3f): the standalone figure is the noisier one and does not decide the ranking",
-					c.Verdict, c.Ratio, r.Verdict, float64(r.Ratio))})
+			w = append(w, Warning{Kind: WarnDisagree, Subject: fmt.Sprintf("%s/%s/%s", c.Image, c.Runtime, b), Message: fmt.Sprintf("standalone trials say %s (%.3f) but the co-scheduled pairs say %s (%.3f): the standalone figure is the noisier one and does not decide the ranking",
+				c.Verdict, c.Ratio, r.Verdict, float64(r.Ratio))})
 		}
 	}
 	return w

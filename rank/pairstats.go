@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/redis-variants/redis-variants/results"
 )
 
 // Families of a pair result.
@@ -14,28 +16,8 @@ const (
 	FamilyAxis      = "axis"      // runtime axes: the same image under two runtimes
 )
 
-// Estimate is a mean log ratio over replicates with its interval. The
-// replicate (a fresh pair of containers) is the unit: windows of one
-// replicate share its containers and are averaged first. With both sides
-// measured at least twice the side (slot) effect is removed as in a
-// two-period crossover: the estimate is the mean of the two sides' means
-// and the error comes from the spread within each side (df = n − 2).
-type Estimate struct {
-	Ratio      Num     `json:"ratio"` // exp(mean log ratio): > 1 faster
-	Lo         Num     `json:"lo"`
-	Hi         Num     `json:"hi"`
-	Confidence float64 `json:"confidence"` // coverage of [Lo, Hi] (simultaneous over the family for primary results)
-	LogMean    float64 `json:"log_mean"`
-	SE         float64 `json:"se"` // standard error of LogMean
-	DF         float64 `json:"df"`
-	P          Num     `json:"p"`           // two-sided t test of ratio = 1
-	SignRankP  Num     `json:"sign_rank_p"` // Wilcoxon signed-rank over the windows: a cross-check
-	Replicates int     `json:"replicates"`
-	Windows    int     `json:"windows"`
-	Balanced   bool    `json:"balanced"`    // both sides measured ≥ 2 times: the side effect was removed
-	SideEffect float64 `json:"side_effect"` // estimated slot bias, log (slot A over slot B), 0 when unbalanced
-	WindowSD   float64 `json:"window_sd"`   // sd of the per-window log ratios around their replicate's mean
-}
+// Estimate is a mean log ratio over replicates with its interval (results.Estimate).
+type Estimate = results.Estimate
 
 // estimate is the crossover estimate of the values v (one per replicate)
 // whose image side was in slot B where swapped is true.
@@ -84,11 +66,12 @@ func makeEstimate(v []float64, swapped []bool, windows []float64, wsd float64, c
 	e := Estimate{LogMean: m, SE: se, DF: df, Replicates: len(v), Windows: len(windows),
 		Balanced: bal, SideEffect: side, WindowSD: wsd, Confidence: conf,
 		Ratio: Num(math.Exp(m)), Lo: nan, Hi: nan, P: nan, SignRankP: Num(SignedRankP(windows))}
-	e.setInterval(conf)
+	setInterval(&e, conf)
 	return e
 }
 
-func (e *Estimate) setInterval(conf float64) {
+// setInterval sets e's t interval and p-value at confidence conf.
+func setInterval(e *Estimate, conf float64) {
 	e.Confidence = conf
 	if !(e.SE >= 0) || !(e.DF > 0) || math.IsNaN(e.LogMean) {
 		e.Lo, e.Hi, e.P = nan, nan, nan
@@ -106,15 +89,6 @@ func (e *Estimate) setInterval(conf float64) {
 	t := studentQuantile(1-(1-conf)/2, e.DF)
 	e.Lo, e.Hi = Num(math.Exp(e.LogMean-t*e.SE)), Num(math.Exp(e.LogMean+t*e.SE))
 	e.P = Num(studentP(e.LogMean/e.SE, e.DF))
-}
-
-// HalfWidth is the interval's relative half-width: the smallest ratio
-// difference from 1 it can tell (0.01 = ±1%). NaN without an interval.
-func (e Estimate) HalfWidth() float64 {
-	if e.Lo.IsNaN() || e.Hi.IsNaN() {
-		return math.NaN()
-	}
-	return math.Sqrt(float64(e.Hi)/float64(e.Lo)) - 1
 }
 
 // derive is the difference a − b of two independent estimates (log),
@@ -135,49 +109,15 @@ func derive(a, b Estimate, conf float64) Estimate {
 		e.DF = (va + vb) * (va + vb) / (va*va/a.DF + vb*vb/b.DF)
 	}
 	e.Ratio = Num(math.Exp(e.LogMean))
-	e.setInterval(conf)
+	setInterval(&e, conf)
 	return e
 }
 
-// PairResult is the analysis of one pair on one benchmark (Test != "") or
-// its score over every benchmark (Test == "").
-type PairResult struct {
-	PairKey
-	Kind     string `json:"kind"`
-	Test     string `json:"test,omitempty"`
-	Pipeline int    `json:"pipeline,omitempty"`
-	Family   string `json:"family"`
-	// Benchmarks is how many benchmarks the row covers (1 for a
-	// per-benchmark row).
-	Benchmarks int `json:"benchmarks"`
-	Estimate
-	PAdj    Num    `json:"p_adj"` // Holm over the primary family (primary results only)
-	Verdict string `json:"verdict"`
-	// SplitZ compares the estimate from odd windows with the one from even
-	// windows (score rows): |z| well above 2 means the windows disagree
-	// with themselves more than the interval admits.
-	SplitZ Num `json:"split_z"`
-	// Saturation is the median over windows of both servers' CPU shares
-	// summed: ≈ 1 per server CPU when both were saturated.
-	Saturation float64 `json:"saturation"`
-	Steal      float64 `json:"steal"` // median steal share over the windows
-}
-
-// Resolution is the precision the run achieved on the primary family.
-type Resolution struct {
-	Median Num `json:"median"` // median over the primary results of the interval's half-width (0.01 = ±1%)
-	Max    Num `json:"max"`    // the widest
-	N      int `json:"n"`
-}
-
-// Control is the A/A contrast of a runtime: the primary reference paired
-// with itself. Its true ratio is exactly 1.
-type Control struct {
-	Runtime string `json:"runtime"`
-	Estimate
-	Significant bool `json:"significant"` // uncorrected p < alpha: the run is not to be trusted
-	SplitZ      Num  `json:"split_z"`
-}
+type (
+	PairResult = results.PairResult // one pair on one benchmark, or its score
+	Resolution = results.Resolution // the precision achieved on the primary family
+	Control    = results.Control    // the A/A contrast of a runtime
+)
 
 type pairGroup struct {
 	key  PairKey
@@ -366,13 +306,11 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 				Significant: !r.P.IsNaN() && float64(r.P) < th.Alpha}
 			pa.controls = append(pa.controls, c)
 			if c.Significant {
-				pa.warnings = append(pa.warnings, Warning{WarnControl, g.key.String(),
-					fmt.Sprintf("the A/A control (the primary reference against itself) came out %.4f [%.4f, %.4f], p = %.3g: two identical servers differ, so this run's verdicts are not to be trusted",
-						float64(c.Ratio), float64(c.Lo), float64(c.Hi), float64(c.P))})
+				pa.warnings = append(pa.warnings, Warning{Kind: WarnControl, Subject: g.key.String(), Message: fmt.Sprintf("the A/A control (the primary reference against itself) came out %.4f [%.4f, %.4f], p = %.3g: two identical servers differ, so this run's verdicts are not to be trusted",
+					float64(c.Ratio), float64(c.Lo), float64(c.Hi), float64(c.P))})
 			}
 			if c.Replicates < 2 {
-				pa.warnings = append(pa.warnings, Warning{WarnControl, g.key.String(),
-					fmt.Sprintf("the A/A control has %d replicate(s): its spread cannot be judged", c.Replicates)})
+				pa.warnings = append(pa.warnings, Warning{Kind: WarnControl, Subject: g.key.String(), Message: fmt.Sprintf("the A/A control has %d replicate(s): its spread cannot be judged", c.Replicates)})
 			}
 		case KindAxis:
 			r.Family = FamilyAxis
@@ -383,8 +321,7 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 			primIdx = append(primIdx, len(pa.results))
 		}
 		if !r.Balanced && r.Replicates >= 2 {
-			pa.warnings = append(pa.warnings, Warning{WarnUnbalanced, g.key.String(),
-				fmt.Sprintf("sides not balanced (%d replicates): the slot bias is not removed from this estimate", r.Replicates)})
+			pa.warnings = append(pa.warnings, Warning{Kind: WarnUnbalanced, Subject: g.key.String(), Message: fmt.Sprintf("sides not balanced (%d replicates): the slot bias is not removed from this estimate", r.Replicates)})
 		}
 		pa.results = append(pa.results, r)
 	}
@@ -413,7 +350,7 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 		if !math.IsNaN(adj[i]) && adj[i] > 0 && float64(p) > 0 {
 			conf = 1 - alpha*float64(p)/adj[i]
 		}
-		r.setInterval(conf)
+		setInterval(&r.Estimate, conf)
 		r.P = p
 		r.PAdj = Num(adj[i])
 		r.Verdict = Tie
@@ -442,7 +379,7 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 // simultaneous level for m comparisons.
 func bonferroniHalfWidth(e Estimate, conf float64, m int) float64 {
 	c := e
-	c.setInterval(1 - (1-conf)/float64(max(m, 1)))
+	setInterval(&c, 1-(1-conf)/float64(max(m, 1)))
 	return c.HalfWidth()
 }
 
@@ -498,10 +435,10 @@ func robustCentre(ws []float64) float64 {
 	return quantileSorted(s, 0.5)
 }
 
-// Interval returns the estimate's t interval of the ratio at confidence
+// Interval returns e's t interval of the ratio at confidence
 // conf (NaN without an error estimate).
-func (e Estimate) Interval(conf float64) (lo, hi float64) {
+func Interval(e Estimate, conf float64) (lo, hi float64) {
 	c := e
-	c.setInterval(conf)
+	setInterval(&c, conf)
 	return float64(c.Lo), float64(c.Hi)
 }

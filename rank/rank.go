@@ -22,7 +22,7 @@ import (
 // the package documentation and README for the method; every threshold
 // left zero takes its default.
 func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
-	th = th.withDefaults()
+	th = withDefaults(th)
 	d := group(trials, th)
 	r := Ranking{
 		Thresholds: th,
@@ -52,7 +52,7 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 	pa := analysePairs(reps, th)
 	if len(pa.results) == 0 {
 		if len(r.Standings) > 0 {
-			r.Warnings = append(r.Warnings, Warning{WarnStandaloneOnly, "", "no co-scheduled pairs: the ranking rests on standalone trials, whose run-to-run spread on a shared machine is 10-30%"})
+			r.Warnings = append(r.Warnings, Warning{Kind: WarnStandaloneOnly, Subject: "", Message: "no co-scheduled pairs: the ranking rests on standalone trials, whose run-to-run spread on a shared machine is 10-30%"})
 		}
 		return r
 	}
@@ -82,7 +82,7 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 		}
 	}
 	if failed > 0 {
-		r.Warnings = append(r.Warnings, Warning{WarnPairFailures, "", fmt.Sprintf("%d replicate(s) were given up after repeated failures; their images are ranked on the replicates that finished", failed)})
+		r.Warnings = append(r.Warnings, Warning{Kind: WarnPairFailures, Subject: "", Message: fmt.Sprintf("%d replicate(s) were given up after repeated failures; their images are ranked on the replicates that finished", failed)})
 	}
 	// Runtimes ranked by pairs replace their standalone standings.
 	refs := d.refs
@@ -154,7 +154,7 @@ func collapseStandalone(ws []Warning) []Warning {
 	}
 	for _, k := range []string{WarnFewTrials, WarnHighSpread, WarnUnderpowered} {
 		if count[k] > 0 {
-			out = append(out, Warning{k, "standalone", fmt.Sprintf(msg[k], count[k])})
+			out = append(out, Warning{Kind: k, Subject: "standalone", Message: fmt.Sprintf(msg[k], count[k])})
 		}
 	}
 	return out

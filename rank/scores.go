@@ -12,7 +12,7 @@ import (
 func (d *dataset) bootstrap() map[Cell][]float64 {
 	out := make(map[Cell][]float64, len(d.cells))
 	for c, cd := range d.cells {
-		out[c] = bootMedians(cd.ops, d.th.Bootstrap, d.th.Seed, c.key())
+		out[c] = bootMedians(cd.ops, d.th.Bootstrap, d.th.Seed, cellKey(c))
 	}
 	return out
 }

@@ -198,33 +198,27 @@ func (d *dataset) summaries() []CellSummary {
 func (d *dataset) warnings(cells []CellSummary) []Warning {
 	var w []Warning
 	for _, t := range d.excluded {
-		w = append(w, Warning{WarnInvalid, Cell{t.Variant, t.Runtime, t.Test, max(t.Pipeline, 1)}.String(),
-			fmt.Sprintf("trial rep %d has no valid ops/s (%v) and was left out", t.Rep, t.OpsPerSec)})
+		w = append(w, Warning{Kind: WarnInvalid, Subject: Cell{Image: t.Variant, Runtime: t.Runtime, Test: t.Test, Pipeline: max(t.Pipeline, 1)}.String(), Message: fmt.Sprintf("trial rep %d has no valid ops/s (%v) and was left out", t.Rep, t.OpsPerSec)})
 	}
 	for _, s := range cells {
 		if s.N < d.th.MinTrials {
-			w = append(w, Warning{WarnFewTrials, s.Cell.String(),
-				fmt.Sprintf("%d trial(s), fewer than the %d needed", s.N, d.th.MinTrials)})
+			w = append(w, Warning{Kind: WarnFewTrials, Subject: s.Cell.String(), Message: fmt.Sprintf("%d trial(s), fewer than the %d needed", s.N, d.th.MinTrials)})
 		}
 		if s.CV > d.th.MaxCV {
-			w = append(w, Warning{WarnHighSpread, s.Cell.String(),
-				fmt.Sprintf("ops/s varies by %.1f%% (CV) across %d trials, above %.0f%%: the machine is noisy", 100*s.CV, s.N, 100*d.th.MaxCV)})
+			w = append(w, Warning{Kind: WarnHighSpread, Subject: s.Cell.String(), Message: fmt.Sprintf("ops/s varies by %.1f%% (CV) across %d trials, above %.0f%%: the machine is noisy", 100*s.CV, s.N, 100*d.th.MaxCV)})
 		}
 		if s.ClientCPUShare >= d.th.ClientCPUShare {
-			w = append(w, Warning{WarnGeneratorBound, s.Cell.String(),
-				fmt.Sprintf("the load generator used %.0f%% of its CPUs: this measures the generator, not the server", 100*s.ClientCPUShare)})
+			w = append(w, Warning{Kind: WarnGeneratorBound, Subject: s.Cell.String(), Message: fmt.Sprintf("the load generator used %.0f%% of its CPUs: this measures the generator, not the server", 100*s.ClientCPUShare)})
 		}
 		if s.Errors > 0 {
-			w = append(w, Warning{WarnErrors, s.Cell.String(),
-				fmt.Sprintf("%d errors in %d requests", s.Errors, s.Requests)})
+			w = append(w, Warning{Kind: WarnErrors, Subject: s.Cell.String(), Message: fmt.Sprintf("%d errors in %d requests", s.Errors, s.Requests)})
 		}
 	}
 	if len(d.refs) == 0 && len(d.cells) > 0 {
-		w = append(w, Warning{WarnNoReference, "", "no reference image has trials: no ratio, score or verdict can be computed"})
+		w = append(w, Warning{Kind: WarnNoReference, Subject: "", Message: "no reference image has trials: no ratio, score or verdict can be computed"})
 	}
 	if d.th.Primary != "" && !contains(d.refs, d.th.Primary) && len(d.cells) > 0 {
-		w = append(w, Warning{WarnNoReference, d.th.Primary,
-			fmt.Sprintf("primary reference %q has no trials; ranking against %q", d.th.Primary, d.primary())})
+		w = append(w, Warning{Kind: WarnNoReference, Subject: d.th.Primary, Message: fmt.Sprintf("primary reference %q has no trials; ranking against %q", d.th.Primary, d.primary())})
 	}
 	for _, rt := range d.runtimes {
 		imgs := 0
@@ -248,14 +242,12 @@ func (d *dataset) warnings(cells []CellSummary) []Warning {
 			}
 			for _, ref := range d.refs {
 				if d.get(ref, rt, b) == nil {
-					w = append(w, Warning{WarnNoReference, Cell{ref, rt, b.Test, b.Pipeline}.String(),
-						fmt.Sprintf("reference %q has no trials for %s under %s: images cannot be compared with it there", ref, b, rt)})
+					w = append(w, Warning{Kind: WarnNoReference, Subject: Cell{Image: ref, Runtime: rt, Test: b.Test, Pipeline: b.Pipeline}.String(), Message: fmt.Sprintf("reference %q has no trials for %s under %s: images cannot be compared with it there", ref, b, rt)})
 				}
 			}
 			for _, im := range d.images {
 				if d.get(im, rt, b) == nil {
-					w = append(w, Warning{WarnIncomplete, Cell{im, rt, b.Test, b.Pipeline}.String(),
-						fmt.Sprintf("%q has no trials for %s under %s: its score covers fewer benchmarks", im, b, rt)})
+					w = append(w, Warning{Kind: WarnIncomplete, Subject: Cell{Image: im, Runtime: rt, Test: b.Test, Pipeline: b.Pipeline}.String(), Message: fmt.Sprintf("%q has no trials for %s under %s: its score covers fewer benchmarks", im, b, rt)})
 				}
 			}
 		}
@@ -344,9 +336,8 @@ func (d *dataset) powerWarnings(cs []Comparison) []Warning {
 	for need < 100 && MinP(need, need)*m >= d.th.Alpha {
 		need++
 	}
-	return []Warning{{WarnUnderpowered, "comparisons",
-		fmt.Sprintf("%d of %d per-benchmark comparisons cannot reach p < %.2g after Holm correction over %d comparisons with so few trials (smallest n = %d): they are reported as ties whatever the data; about %d trials per cell are needed (scores pool the benchmarks and need fewer)",
-			under, len(cs), d.th.Alpha, len(cs), minN, need)}}
+	return []Warning{{Kind: WarnUnderpowered, Subject: "comparisons", Message: fmt.Sprintf("%d of %d per-benchmark comparisons cannot reach p < %.2g after Holm correction over %d comparisons with so few trials (smallest n = %d): they are reported as ties whatever the data; about %d trials per cell are needed (scores pool the benchmarks and need fewer)",
+		under, len(cs), d.th.Alpha, len(cs), minN, need)}}
 }
 
 // holmVerdicts Holm-adjusts the p-values of one family of comparisons and

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/redis-variants/redis-variants/results"
 )
 
 // Sample is a set of observations of one quantity, sorted ascending.
@@ -23,14 +25,8 @@ func NewSample(xs []float64) Sample {
 	return Sample{Values: v}
 }
 
-// Summary is a center with a distribution-free confidence interval.
-type Summary struct {
-	Center     float64 `json:"center"`     // the median
-	Lo         float64 `json:"lo"`         // lower bound of the interval
-	Hi         float64 `json:"hi"`         // upper bound of the interval
-	Confidence float64 `json:"confidence"` // confidence actually achieved by [Lo, Hi]
-	N          int     `json:"n"`
-}
+// Summary is a center with a distribution-free confidence interval (results.Summary).
+type Summary = results.Summary
 
 // Median returns the sample median (NaN for an empty sample).
 func (s Sample) Median() float64 { return quantileSorted(s.Values, 0.5) }

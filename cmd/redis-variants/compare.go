@@ -28,9 +28,11 @@ whose 95% intervals separate in both runs and over every pair.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rs [2]rank.Ranking
 			for i, dir := range args {
-				if err := (&results.Run{Dir: dir}).ReadJSON(results.RankingFile, &rs[i]); err != nil {
-					return fmt.Errorf("reading the ranking of %s (run `redis-variants rank --run %s`): %w", dir, dir, err)
+				rk, err := (&results.Run{Dir: dir}).Ranking()
+				if err != nil {
+					return fmt.Errorf("%s (run `redis-variants rank --run %s`): %w", dir, dir, err)
 				}
+				rs[i] = *rk
 			}
 			rt := runtime
 			if rt == "" && len(rs[0].Standings) > 0 {

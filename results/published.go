@@ -1,0 +1,51 @@
+package results
+
+import "time"
+
+// The publication record: what publish appends to published.json
+// (PublishedFile), one entry per publication of the run.
+
+// Published is one publication of a run: what was pushed where.
+type Published struct {
+	Run        string           `json:"run"`
+	Registry   string           `json:"registry"`
+	Repository string           `json:"repository"` // e.g. 127.0.0.1:5000/redis-variants
+	Runtime    string           `json:"runtime"`
+	DryRun     bool             `json:"dry_run,omitempty"`
+	Images     []PublishedImage `json:"images"`
+	Refused    []Refusal        `json:"refused,omitempty"`
+	Warnings   []string         `json:"warnings,omitempty"`
+	Finished   time.Time        `json:"finished"`
+}
+
+// PublishedImage is one published (or, on a dry run, publishable) image.
+type PublishedImage struct {
+	Variant  string `json:"variant"`
+	ID       string `json:"id"`
+	Rank     int    `json:"rank"`
+	Level    string `json:"isa_level,omitempty"`
+	Source   string `json:"source"`    // Docker Engine reference
+	SourceID string `json:"source_id"` // its config digest (docker image ID) as built and measured
+	// Ref is repository@digest of the pushed manifest; Digest its digest.
+	// Both are empty on a dry run.
+	Ref    string `json:"ref,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// Tags are the full tag references planned; Pushed those written and
+	// read back with the right digest.
+	Tags        []string          `json:"tags"`
+	Pushed      []string          `json:"pushed,omitempty"`
+	Annotations map[string]string `json:"annotations"` // also the labels added to the image config
+	Error       string            `json:"error,omitempty"`
+}
+
+// Publications is the content of published.json.
+type Publications struct {
+	Publications []Published `json:"publications"`
+}
+
+// Refusal is a variant that was asked for (or ranked high enough) but may
+// not be published, and why.
+type Refusal struct {
+	Variant string `json:"variant"`
+	Reason  string `json:"reason"`
+}

@@ -1,0 +1,333 @@
+package results
+
+// The ranking record: what rank writes to ranking.json (RankingFile) and
+// report, publish, history and compare read back. rank computes it and
+// names these types as its own (type aliases); their meaning (verdicts,
+// warning kinds, families) is documented there.
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Num is a float64 that encodes NaN and ±Inf as JSON null (and decodes
+// null as NaN): "not applicable" survives a round trip through ranking.json.
+type Num float64
+
+// IsNaN reports whether n is NaN or infinite: a value that is not there.
+func (n Num) IsNaN() bool { return math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) }
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	if n.IsNaN() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Summary is a center with a distribution-free confidence interval.
+type Summary struct {
+	Center     float64 `json:"center"`     // the median
+	Lo         float64 `json:"lo"`         // lower bound of the interval
+	Hi         float64 `json:"hi"`         // upper bound of the interval
+	Confidence float64 `json:"confidence"` // confidence actually achieved by [Lo, Hi]
+	N          int     `json:"n"`
+}
+
+// Axis is one runtime axis: the effect of running under Other instead of Base.
+type Axis struct {
+	Name  string `json:"name"`  // e.g. "seccomp"
+	Base  string `json:"base"`  // runtime name of the baseline, e.g. "host"
+	Other string `json:"other"` // runtime name of the changed configuration, e.g. "host-unconfined"
+	Label string `json:"label"` // human description, e.g. "seccomp unconfined vs default"
+}
+
+// Thresholds are the knobs of the method. Start from DefaultThresholds.
+type Thresholds struct {
+	Confidence     float64 `json:"confidence"`       // confidence level of every interval (0.95)
+	Alpha          float64 `json:"alpha"`            // family-wise significance level after Holm correction (0.05)
+	MinTrials      int     `json:"min_trials"`       // fewer trials in a cell is a warning, and NeedMore asks for more (3)
+	MaxTrials      int     `json:"max_trials"`       // NeedMore stops asking at this many trials (10)
+	MaxCV          float64 `json:"max_cv"`           // coefficient of variation above this is a "high spread" warning (0.10)
+	ClientCPUShare float64 `json:"client_cpu_share"` // median generator CPU share at or above this: generator-bound warning (0.9)
+	Bootstrap      int     `json:"bootstrap"`        // bootstrap iterations for score intervals (2000)
+	Seed           uint64  `json:"seed"`             // bootstrap seed; the same trials always give the same ranking
+	Primary        string  `json:"primary"`          // reference the ranks are computed against, listed first ("" = first reference by name)
+	Axes           []Axis  `json:"axes"`             // runtime axes (DefaultAxes)
+}
+
+// Cell identifies the trials that are repetitions of one measurement.
+type Cell struct {
+	Image    string `json:"image"`
+	Runtime  string `json:"runtime"`
+	Test     string `json:"test"`
+	Pipeline int    `json:"pipeline"`
+}
+
+func (c Cell) String() string {
+	return fmt.Sprintf("%s/%s/%s", c.Image, c.Runtime, Bench{Test: c.Test, Pipeline: c.Pipeline})
+}
+
+// Bench returns the cell's benchmark.
+func (c Cell) Bench() Bench { return Bench{Test: c.Test, Pipeline: c.Pipeline} }
+
+// CellSummary summarises one cell's trials.
+type CellSummary struct {
+	Cell
+	Reference      bool    `json:"reference"`
+	N              int     `json:"n"`
+	Ops            Summary `json:"ops"` // ops/s: median and interval
+	CV             float64 `json:"cv"`  // coefficient of variation of ops/s
+	CPUNsPerOp     Summary `json:"cpu_ns_per_op"`
+	P50Ms          float64 `json:"p50_ms"` // median over trials
+	P99Ms          float64 `json:"p99_ms"`
+	P999Ms         float64 `json:"p999_ms"`
+	ClientCPUShare float64 `json:"client_cpu_share"` // median over trials
+	// MachineCPUNsPerOp and ProxyCPUNsPerOp are medians over the trials of
+	// the whole machine's busy CPU per operation and docker-proxy's (0
+	// without a proxy): the end-to-end cost of a runtime's path.
+	MachineCPUNsPerOp float64 `json:"machine_cpu_ns_per_op"`
+	ProxyCPUNsPerOp   float64 `json:"proxy_cpu_ns_per_op"`
+	RSSBytes          int64   `json:"rss_bytes"` // median over trials
+	Errors            int64   `json:"errors"`    // total over trials
+	Requests          int64   `json:"requests"`  // total over trials
+}
+
+// Comparison is one image against one reference on one benchmark under
+// one runtime.
+type Comparison struct {
+	Runtime    string  `json:"runtime"`
+	Test       string  `json:"test"`
+	Pipeline   int     `json:"pipeline"`
+	Image      string  `json:"image"`
+	Reference  string  `json:"reference"`
+	N          int     `json:"n"`     // trials of the image
+	M          int     `json:"m"`     // trials of the reference
+	Ratio      float64 `json:"ratio"` // median ops/s of the image over the reference's (>1: faster)
+	Lo         float64 `json:"lo"`    // interval of the ratio (Hodges–Lehmann/Moses on log ops/s)
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"` // coverage the interval achieves (below the requested level when n is small)
+	U          float64 `json:"u"`
+	P          float64 `json:"p"`     // two-sided Mann–Whitney p-value
+	PAdj       float64 `json:"p_adj"` // Holm-adjusted over every comparison in the ranking
+	MinP       float64 `json:"min_p"` // smallest p these sample sizes can give at all
+	Verdict    string  `json:"verdict"`
+	// Short: the trials are too few for an interval at the simultaneous
+	// level; [Lo, Hi] then covers only Confidence, is not printed, and the
+	// verdict is a tie.
+	Short bool `json:"short,omitempty"`
+}
+
+// Score is an image's overall score against one reference under one
+// runtime: the geometric mean over benchmarks of the ratio of medians.
+type Score struct {
+	Reference string `json:"reference"`
+	Score     Num    `json:"score"`
+	Lo        Num    `json:"lo"` // bootstrap percentile interval (trials resampled within cells)
+	Hi        Num    `json:"hi"`
+	P         Num    `json:"p"`     // van Elteren stratified rank test over the benchmarks (null against itself)
+	PAdj      Num    `json:"p_adj"` // Holm-adjusted over every score comparison in the ranking
+	Benches   int    `json:"benches"`
+	Verdict   string `json:"verdict"`
+	// Derived: computed through the primary reference from two
+	// co-scheduled comparisons (their errors added), not measured as a pair.
+	Derived bool `json:"derived,omitempty"`
+}
+
+// Entry is one image in one runtime's standings.
+type Entry struct {
+	Image     string `json:"image"`
+	Runtime   string `json:"runtime"`
+	Reference bool   `json:"reference"`
+	Rank      int    `json:"rank"`  // 1 = fastest; tied images share a rank (competition ranking: 1, 1, 3)
+	Score     Num    `json:"score"` // against the primary reference (null when not comparable)
+	Lo        Num    `json:"lo"`
+	Hi        Num    `json:"hi"`
+	// SepP is the Holm-adjusted p-value of the stratified test against the
+	// entry ranked just above (null for the first).
+	SepP   Num     `json:"sep_p"`
+	Versus []Score `json:"versus"` // one per reference
+}
+
+// Standings is one runtime's ranking.
+type Standings struct {
+	Runtime string  `json:"runtime"`
+	Method  string  `json:"method"`  // MethodPairs or MethodStandalone
+	Primary string  `json:"primary"` // the reference the scores in Entries are against
+	Entries []Entry `json:"entries"`
+}
+
+// AxisEffect is the effect of one runtime axis on one image and benchmark
+// (Test == "" for the geometric mean over the benchmarks).
+type AxisEffect struct {
+	Axis       string  `json:"axis"`
+	Base       string  `json:"base"`
+	Other      string  `json:"other"`
+	Image      string  `json:"image"`
+	Test       string  `json:"test,omitempty"`
+	Pipeline   int     `json:"pipeline,omitempty"`
+	Ratio      float64 `json:"ratio"` // ops/s under Other over Base
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"`
+	P          float64 `json:"p"`
+	PAdj       float64 `json:"p_adj"` // Holm over all axis effects
+	Verdict    string  `json:"verdict"`
+	Short      bool    `json:"short,omitempty"` // as Comparison.Short
+}
+
+// Warning is something the reader must know to trust the ranking.
+type Warning struct {
+	Kind    string `json:"kind"`
+	Subject string `json:"subject"`
+	Message string `json:"message"`
+}
+
+// Ranking is the whole result, JSON-serialisable.
+type Ranking struct {
+	Thresholds  Thresholds    `json:"thresholds"`
+	References  []string      `json:"references"` // the primary reference first, then by name
+	Images      []string      `json:"images"`     // every image, references first, then by name
+	Runtimes    []string      `json:"runtimes"`
+	Benches     []Bench       `json:"benches"`
+	Standings   []Standings   `json:"standings"`
+	Cells       []CellSummary `json:"cells"`
+	Comparisons []Comparison  `json:"comparisons"`
+	Axes        []AxisEffect  `json:"axes"`
+	Warnings    []Warning     `json:"warnings"`
+	// Method is what the standings rest on: MethodPairs (each image's
+	// server CPU time per operation against the primary reference's,
+	// co-scheduled on the same CPUs) or, without pairs, MethodStandalone.
+	Method string `json:"method"`
+	// Pairs holds every co-scheduled result: the primary family (scores
+	// vs the primary reference), per-benchmark rows, controls and axes.
+	Pairs      []PairResult `json:"pairs"`
+	Controls   []Control    `json:"controls"` // the A/A contrast per runtime
+	Resolution Resolution   `json:"resolution"`
+	// SplitHalfMaxZ is the largest |z| between odd- and even-window
+	// estimates over the primary family and the controls.
+	SplitHalfMaxZ Num `json:"split_half_max_z"`
+	// Trustworthy is false when an A/A control is significant.
+	Trustworthy bool     `json:"trustworthy"`
+	Replicates  int      `json:"replicates"` // replicates given
+	Trials      int      `json:"trials"`     // standalone trials given
+	Excluded    int      `json:"excluded"`   // trials left out (no valid ops/s)
+	CPUModels   []string `json:"cpu_models,omitempty"`
+}
+
+// Standing returns the standings of runtime rt.
+func (r *Ranking) Standing(rt string) (Standings, bool) {
+	for _, s := range r.Standings {
+		if s.Runtime == rt {
+			return s, true
+		}
+	}
+	return Standings{}, false
+}
+
+// Cell returns the summary of c.
+func (r *Ranking) Cell(c Cell) (CellSummary, bool) {
+	for _, s := range r.Cells {
+		if s.Cell == c {
+			return s, true
+		}
+	}
+	return CellSummary{}, false
+}
+
+// Comparison returns the comparison of image with ref on bench under rt.
+func (r *Ranking) Comparison(rt string, b Bench, image, ref string) (Comparison, bool) {
+	for _, c := range r.Comparisons {
+		if c.Runtime == rt && c.Test == b.Test && c.Pipeline == b.Pipeline && c.Image == image && c.Reference == ref {
+			return c, true
+		}
+	}
+	return Comparison{}, false
+}
+
+// Estimate is a mean log ratio over replicates with its interval. The
+// replicate (a fresh pair of containers) is the unit: windows of one
+// replicate share its containers and are averaged first. With both sides
+// measured at least twice the side (slot) effect is removed as in a
+// two-period crossover: the estimate is the mean of the two sides' means
+// and the error comes from the spread within each side (df = n − 2).
+type Estimate struct {
+	Ratio      Num     `json:"ratio"` // exp(mean log ratio): > 1 faster
+	Lo         Num     `json:"lo"`
+	Hi         Num     `json:"hi"`
+	Confidence float64 `json:"confidence"` // coverage of [Lo, Hi] (simultaneous over the family for primary results)
+	LogMean    float64 `json:"log_mean"`
+	SE         float64 `json:"se"` // standard error of LogMean
+	DF         float64 `json:"df"`
+	P          Num     `json:"p"`           // two-sided t test of ratio = 1
+	SignRankP  Num     `json:"sign_rank_p"` // Wilcoxon signed-rank over the windows: a cross-check
+	Replicates int     `json:"replicates"`
+	Windows    int     `json:"windows"`
+	Balanced   bool    `json:"balanced"`    // both sides measured ≥ 2 times: the side effect was removed
+	SideEffect float64 `json:"side_effect"` // estimated slot bias, log (slot A over slot B), 0 when unbalanced
+	WindowSD   float64 `json:"window_sd"`   // sd of the per-window log ratios around their replicate's mean
+}
+
+// HalfWidth is the interval's relative half-width: the smallest ratio
+// difference from 1 it can tell (0.01 = ±1%). NaN without an interval.
+func (e Estimate) HalfWidth() float64 {
+	if e.Lo.IsNaN() || e.Hi.IsNaN() {
+		return math.NaN()
+	}
+	return math.Sqrt(float64(e.Hi)/float64(e.Lo)) - 1
+}
+
+// PairResult is the analysis of one pair on one benchmark (Test != "") or
+// its score over every benchmark (Test == "").
+type PairResult struct {
+	PairKey
+	Kind     string `json:"kind"`
+	Test     string `json:"test,omitempty"`
+	Pipeline int    `json:"pipeline,omitempty"`
+	Family   string `json:"family"`
+	// Benchmarks is how many benchmarks the row covers (1 for a
+	// per-benchmark row).
+	Benchmarks int `json:"benchmarks"`
+	Estimate
+	PAdj    Num    `json:"p_adj"` // Holm over the primary family (primary results only)
+	Verdict string `json:"verdict"`
+	// SplitZ compares the estimate from odd windows with the one from even
+	// windows (score rows): |z| well above 2 means the windows disagree
+	// with themselves more than the interval admits.
+	SplitZ Num `json:"split_z"`
+	// Saturation is the median over windows of both servers' CPU shares
+	// summed: ≈ 1 per server CPU when both were saturated.
+	Saturation float64 `json:"saturation"`
+	Steal      float64 `json:"steal"` // median steal share over the windows
+}
+
+// Resolution is the precision the run achieved on the primary family.
+type Resolution struct {
+	Median Num `json:"median"` // median over the primary results of the interval's half-width (0.01 = ±1%)
+	Max    Num `json:"max"`    // the widest
+	N      int `json:"n"`
+}
+
+// Control is the A/A contrast of a runtime: the primary reference paired
+// with itself. Its true ratio is exactly 1.
+type Control struct {
+	Runtime string `json:"runtime"`
+	Estimate
+	Significant bool `json:"significant"` // uncorrected p < alpha: the run is not to be trusted
+	SplitZ      Num  `json:"split_z"`
+}
