@@ -161,65 +161,215 @@ type unit struct {
 	rep  int
 }
 
-// Run benchmarks o.Images under o.Runtimes with o.Profile: the
-// co-scheduled pairs that decide the ranking (see planPairs) and the
-// standalone trials that give absolute figures, all in one seeded random
-// order fixed before anything is measured. It returns the summary even on
-// error (an interrupted run reports what it finished).
+// Interface is the bench stage: it measures images and says what it did
+// (also on error: an interrupted bench reports what it finished). *Bencher
+// measures through the Docker Engine; Locked and Record wrap any Interface
+// with what a run needs around it, as builder's wrappers do.
+type Interface interface {
+	Bench(ctx context.Context, images []Image) (Summary, error)
+}
+
+var (
+	_ Interface = (*Bencher)(nil)
+	_ Interface = (*locked)(nil)
+	_ Interface = (*recorder)(nil)
+)
+
+// Run benchmarks o.Images: a Bencher, under the machine lock when
+// o.LockFile is set, with its summary recorded in bench.json.
 func Run(ctx context.Context, o Options) (Summary, error) {
-	start := time.Now()
-	log := o.Log
-	if log == nil {
-		log = io.Discard
-	}
-	if o.Run == nil || o.Engine == nil {
-		return Summary{}, errors.New("bench: Run and Engine are required")
-	}
-	gen := o.Generator
-	if gen == nil {
-		gen = ExecGenerator{}
-	}
-	cpuOf := o.CPU
-	if cpuOf == nil {
-		cpuOf = machine.ContainerCPUNanos
-	}
-	o, budget, seed, err := withProfile(o)
+	b, err := New(o)
 	if err != nil {
 		return Summary{}, err
 	}
-	sum := Summary{Seed: seed, Profile: o.Profile.Name}
-	benches := profileBenches(o.Profile)
-	images := runnable(o.Images, log, &sum)
-	sum.Images = images
-	if len(images) == 0 || len(o.Runtimes) == 0 || len(benches) == 0 {
-		return sum, fmt.Errorf("bench: nothing to run (%d images, %d runtimes, %d tests)", len(images), len(o.Runtimes), len(o.Profile.Tests))
+	var i Interface = b
+	if o.LockFile != "" {
+		i = Locked(i, o.LockFile, b.log)
 	}
-	byName := map[string]Image{}
-	for _, im := range images {
-		byName[im.Name] = im
-	}
-	rts := map[string]variants.Runtime{}
-	for _, rt := range o.Runtimes {
-		rts[rt.Name] = rt
-	}
+	return Record(i, o.Run).Bench(ctx, o.Images)
+}
 
-	// The design, fixed before measuring.
-	rng := rand.New(rand.NewSource(seed))
-	primary := o.Primary
-	if _, ok := byName[primary]; !ok {
-		primary = ""
-	}
-	slots, err := pairDesign(o, images, primary, rng, log, &sum)
+// Locked holds the machine lock at lockFile while next measures: never
+// benchmark while building or verifying.
+func Locked(next Interface, lockFile string, log io.Writer) Interface {
+	return &locked{next: next, file: lockFile, log: log}
+}
+
+type locked struct {
+	next Interface
+	file string
+	log  io.Writer
+}
+
+func (l *locked) Bench(ctx context.Context, images []Image) (Summary, error) {
+	unlock, err := machine.Lock(ctx, l.file, "bench", l.log)
 	if err != nil {
-		return sum, err
+		return Summary{}, err
 	}
-	var units []unit
+	defer unlock()
+	return l.next.Bench(ctx, images)
+}
+
+// Record writes next's summary to run's bench.json (BenchFile) when it
+// returns, on error too, atomically.
+func Record(next Interface, run *results.Run) Interface { return &recorder{next: next, run: run} }
+
+type recorder struct {
+	next Interface
+	run  *results.Run
+}
+
+func (r *recorder) Bench(ctx context.Context, images []Image) (Summary, error) {
+	sum, err := r.next.Bench(ctx, images)
+	if sum.Finished.IsZero() && err != nil {
+		return sum, err // refused before measuring: nothing to record
+	}
+	if werr := r.run.WriteJSON(results.BenchFile, sum); werr != nil && err == nil {
+		err = fmt.Errorf("bench: %w", werr)
+	}
+	return sum, err
+}
+
+// Bencher measures images through the Docker Engine with the options'
+// runtimes and profile: the co-scheduled pairs that decide the ranking
+// (see planPairs) and the standalone trials that give absolute figures,
+// all in one seeded random order fixed before anything is measured. Every
+// finished window and trial is written to the run folder at once, and a
+// later Bench on the same folder resumes from them.
+type Bencher struct {
+	o      Options
+	gen    Generator
+	cpu    func(containerID string) (uint64, error)
+	budget time.Duration
+	seed   int64
+	log    io.Writer
+}
+
+// New checks o and returns its Bencher.
+func New(o Options) (*Bencher, error) {
+	if o.Run == nil || o.Engine == nil {
+		return nil, errors.New("bench: Run and Engine are required")
+	}
+	b := &Bencher{gen: o.Generator, cpu: o.CPU, log: o.Log}
+	if b.log == nil {
+		b.log = io.Discard
+	}
+	if b.gen == nil {
+		b.gen = ExecGenerator{}
+	}
+	if b.cpu == nil {
+		b.cpu = machine.ContainerCPUNanos
+	}
+	var err error
+	b.o, b.budget, b.seed, err = withProfile(o)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// session is one Bench call: the design and what has been measured.
+type session struct {
+	*Bencher
+	start    time.Time
+	sum      Summary
+	byName   map[string]Image
+	rts      map[string]variants.Runtime
+	benches  []rank.Bench
+	slots    []pairSlot
+	units    []unit
+	primary  string
+	cpuModel string
+	sockRoot string
+	env      *pairEnv
+
+	trials    []rank.Trial
+	doneTrial map[string]bool
+	repByRel  map[string]*rank.Replicate
+	seq       int
+	failures  map[Cell]int
+	dropped   map[Cell]bool
+}
+
+// Bench implements Interface. It returns the summary even on error.
+func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
+	s := &session{Bencher: b, start: time.Now(), failures: map[Cell]int{}, dropped: map[Cell]bool{}}
+	if err := s.design(images); err != nil {
+		return s.sum, err
+	}
+	// Leftovers from an interrupted run.
+	if n, err := b.o.Engine.SweepMatching(ctx, b.o.Labels); err != nil {
+		return s.sum, fmt.Errorf("bench: removing leftover containers: %w", err)
+	} else if n > 0 {
+		fmt.Fprintf(b.log, "removed %d leftover container(s)\n", n)
+	}
+	if err := s.resume(); err != nil {
+		return s.sum, err
+	}
+	sockRoot, err := os.MkdirTemp("", "redis-variants-bench-")
+	if err != nil {
+		return s.sum, fmt.Errorf("bench: socket folder: %w", err)
+	}
+	defer os.RemoveAll(sockRoot)
+	s.sockRoot = sockRoot
+	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
+		cpuModel: s.cpuModel, log: func(f string, a ...any) { fmt.Fprintf(b.log, f, a...) }}
+	fmt.Fprintf(b.log, "bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), seed %d\n",
+		len(s.slots), countPairs(s.slots), b.o.Profile.Windows, len(s.benches), s.sum.Planned, b.seed)
+	return s.finish(s.measure(ctx))
+}
+
+// design lays out every measurement before any is made, in one order
+// drawn from the seed, and writes it to bench-plan.json.
+func (s *session) design(all []Image) error {
+	o := s.o
+	s.sum = Summary{Seed: s.seed, Profile: o.Profile.Name}
+	s.benches = profileBenches(o.Profile)
+	images := runnable(all, s.log, &s.sum)
+	s.sum.Images = images
+	if len(images) == 0 || len(o.Runtimes) == 0 || len(s.benches) == 0 {
+		return fmt.Errorf("bench: nothing to run (%d images, %d runtimes, %d tests)", len(images), len(o.Runtimes), len(o.Profile.Tests))
+	}
+	s.byName = map[string]Image{}
+	for _, im := range images {
+		s.byName[im.Name] = im
+	}
+	s.rts = map[string]variants.Runtime{}
+	for _, rt := range o.Runtimes {
+		s.rts[rt.Name] = rt
+	}
+	rng := rand.New(rand.NewSource(s.seed))
+	if _, ok := s.byName[o.Primary]; ok {
+		s.primary = o.Primary
+	}
+	slots, err := pairDesign(o, images, s.primary, rng, s.log, &s.sum)
+	if err != nil {
+		return err
+	}
+	s.slots = slots
 	for i := range slots {
-		units = append(units, unit{pair: &slots[i]})
+		s.units = append(s.units, unit{pair: &slots[i]})
 	}
-	// Standalone trials: every image under the runtimes it is ranked
-	// under; the primary reference under the others too (the runtime
-	// axes' end-to-end figures).
+	cells := standaloneCells(o, images, s.benches, s.primary)
+	for _, c := range cells {
+		for r := 0; r < o.Profile.Trials; r++ {
+			s.units = append(s.units, unit{cell: c, rep: r})
+		}
+	}
+	rng.Shuffle(len(s.units), func(i, j int) { s.units[i], s.units[j] = s.units[j], s.units[i] })
+	s.sum.Cells, s.sum.Planned = len(cells), len(cells)*o.Profile.Trials
+	s.sum.PlannedReplicates = len(slots)
+	s.sum.Primary = s.primary
+	if err := o.Run.WriteJSON(results.BenchPlanFile, benchPlan{Seed: s.seed, Profile: o.Profile, Primary: s.primary, Units: describe(s.units)}); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return nil
+}
+
+// standaloneCells are the cells of standalone trials: every image under
+// the runtimes it is ranked under; the primary reference under the
+// others too (the runtime axes' end-to-end figures).
+func standaloneCells(o Options, images []Image, benches []rank.Bench, primary string) []Cell {
 	ranked := map[string]bool{}
 	for i, rt := range o.Runtimes {
 		if i == 0 || o.Profile.Runtimes == variants.RuntimesAll {
@@ -233,175 +383,158 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 				continue
 			}
 			for _, b := range benches {
-				c := Cell{Image: im.Name, Runtime: rt.Name, Test: b.Test, Pipeline: b.Pipeline}
-				cells = append(cells, c)
-				for r := 0; r < o.Profile.Trials; r++ {
-					units = append(units, unit{cell: c, rep: r})
-				}
+				cells = append(cells, Cell{Image: im.Name, Runtime: rt.Name, Test: b.Test, Pipeline: b.Pipeline})
 			}
 		}
 	}
-	rng.Shuffle(len(units), func(i, j int) { units[i], units[j] = units[j], units[i] })
-	sum.Cells, sum.Planned = len(cells), len(cells)*o.Profile.Trials
-	sum.PlannedReplicates = len(slots)
-	sum.Primary = primary
-	if err := o.Run.WriteJSON(results.BenchPlanFile, benchPlan{Seed: seed, Profile: o.Profile, Primary: primary, Units: describe(units)}); err != nil {
-		return sum, fmt.Errorf("bench: %w", err)
-	}
+	return cells
+}
 
-	// Never benchmark while building.
-	if o.LockFile != "" {
-		unlock, err := machine.Lock(ctx, o.LockFile, "bench", log)
-		if err != nil {
-			return sum, err
-		}
-		defer unlock()
-	}
-
-	// Leftovers from an interrupted run.
-	if n, err := o.Engine.SweepMatching(ctx, o.Labels); err != nil {
-		return sum, fmt.Errorf("bench: removing leftover containers: %w", err)
-	} else if n > 0 {
-		fmt.Fprintf(log, "removed %d leftover container(s)\n", n)
-	}
-
-	trials, badTrials, err := results.LoadTrials(o.Run)
+// resume reads what an earlier bench of the run finished; a record that
+// cannot be read is measured again.
+func (s *session) resume() error {
+	trials, badTrials, err := results.LoadTrials(s.o.Run)
 	if err != nil {
-		return sum, fmt.Errorf("bench: resuming: %w", err)
+		return fmt.Errorf("bench: resuming: %w", err)
 	}
-	reps, badReps, err := results.LoadReplicates(o.Run)
+	reps, badReps, err := results.LoadReplicates(s.o.Run)
 	if err != nil {
-		return sum, fmt.Errorf("bench: resuming: %w", err)
+		return fmt.Errorf("bench: resuming: %w", err)
 	}
-	for _, s := range append(badTrials, badReps...) {
-		fmt.Fprintf(log, "resuming: left out %v: measured again\n", s)
+	for _, sk := range append(badTrials, badReps...) {
+		fmt.Fprintf(s.log, "resuming: left out %v: measured again\n", sk)
 	}
-	sum.Resumed = len(trials)
-	doneTrial := map[string]bool{}
-	seq := 0
+	s.trials = trials
+	s.sum.Resumed = len(trials)
+	s.doneTrial = map[string]bool{}
 	for _, t := range trials {
-		doneTrial[TrialRel(cellOf(t), t.Rep)] = true
-		seq = max(seq, t.Seq+1)
+		s.doneTrial[TrialRel(cellOf(t), t.Rep)] = true
+		s.seq = max(s.seq, t.Seq+1)
 	}
-	repByRel := map[string]*rank.Replicate{}
+	s.repByRel = map[string]*rank.Replicate{}
 	for i := range reps {
-		repByRel[PairRel(reps[i].PairKey, reps[i].Rep)] = &reps[i]
-		seq = max(seq, reps[i].Seq+1)
+		s.repByRel[PairRel(reps[i].PairKey, reps[i].Rep)] = &reps[i]
+		s.seq = max(s.seq, reps[i].Seq+1)
+		s.sum.ResumedWindows += len(reps[i].Windows)
 	}
-	sum.ResumedWindows = 0
-	for _, r := range reps {
-		sum.ResumedWindows += len(r.Windows)
+	if s.sum.Resumed+s.sum.ResumedWindows > 0 {
+		fmt.Fprintf(s.log, "resuming: %d trial(s) and %d window(s) of %d replicate(s) already done\n", s.sum.Resumed, s.sum.ResumedWindows, len(reps))
 	}
-	if sum.Resumed+sum.ResumedWindows > 0 {
-		fmt.Fprintf(log, "resuming: %d trial(s) and %d window(s) of %d replicate(s) already done\n", sum.Resumed, sum.ResumedWindows, len(reps))
-	}
-
 	host, _ := machine.Read()
-	cpuModel := host.CPUModel
-	sockRoot, err := os.MkdirTemp("", "redis-variants-bench-")
-	if err != nil {
-		return sum, fmt.Errorf("bench: socket folder: %w", err)
-	}
-	defer os.RemoveAll(sockRoot)
-	env := &pairEnv{o: o, gen: gen, byName: byName, rts: rts, benches: benches, sockRoot: sockRoot, cpu: cpuOf,
-		cpuModel: cpuModel, log: func(f string, a ...any) { fmt.Fprintf(log, f, a...) }}
+	s.cpuModel = host.CPUModel
+	return nil
+}
 
-	failures := map[Cell]int{}
-	dropped := map[Cell]bool{}
-	finish := func(err error) (Summary, error) {
-		sum.Total = len(trials)
-		all, _, lerr := results.LoadReplicates(o.Run)
-		if lerr == nil {
-			sum.Replicates = len(all)
-			for _, r := range all {
-				sum.Windows += len(r.Windows)
-				if r.Failed != "" {
-					sum.FailedReplicates = append(sum.FailedReplicates, fmt.Sprintf("%s #%d: %s", r.PairKey, r.Rep, r.Failed))
-				}
-			}
-		}
-		sum.Elapsed = time.Since(start)
-		sum.Finished = time.Now().UTC()
-		for c := range dropped {
-			sum.Dropped = append(sum.Dropped, c)
-		}
-		sort.Slice(sum.Dropped, func(i, j int) bool { return sum.Dropped[i].String() < sum.Dropped[j].String() })
-		if werr := o.Run.WriteJSON(results.BenchFile, sum); werr != nil && err == nil {
-			err = werr
-		}
-		return sum, err
-	}
-	fmt.Fprintf(log, "bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), seed %d\n",
-		len(slots), countPairs(slots), o.Profile.Windows, len(benches), sum.Planned, seed)
-	for n, u := range units {
+// measure runs the units in their drawn order, skipping what is done; a
+// failed trial is tried once more at the end, then its cell is dropped.
+func (s *session) measure(ctx context.Context) error {
+	for n := 0; n < len(s.units); n++ {
+		u := s.units[n]
 		if err := ctx.Err(); err != nil {
-			return finish(err)
+			return err
 		}
-		if budget > 0 && time.Since(start) >= budget {
-			sum.BudgetSpent = true
-			fmt.Fprintf(log, "time budget %s spent: stopping after %d of %d measurements; the design is incomplete\n", budget, n, len(units))
-			return finish(nil)
+		if s.budget > 0 && time.Since(s.start) >= s.budget {
+			s.sum.BudgetSpent = true
+			fmt.Fprintf(s.log, "time budget %s spent: stopping after %d of %d measurements; the design is incomplete\n", s.budget, n, len(s.units))
+			return nil
 		}
+		var err error
 		if u.pair != nil {
-			sl := u.pair
-			rel := PairRel(sl.key, sl.rep)
-			rep := repByRel[rel]
-			if rep == nil {
-				rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: cpuModel}
-				seq++
-				repByRel[rel] = rep
-			}
-			if rep.Failed != "" {
-				continue
-			}
-			before := len(rep.Windows)
-			if err := env.runReplicate(ctx, rep); err != nil {
-				return finish(err)
-			}
-			sum.DoneWindows += len(rep.Windows) - before
-			if len(rep.Windows) > before {
-				sum.DoneReplicates++
-			}
-			if strings.Contains(rep.Failed, ErrNoCgroup.Error()) {
-				return finish(fmt.Errorf("bench: co-scheduled pairs need each server's CPU time from its cgroup: %s (run with a profile of replicates: 0 for standalone trials only)", rep.Failed))
-			}
-			continue
+			err = s.replicate(ctx, u.pair)
+		} else {
+			err = s.trial(ctx, u)
 		}
-		c := u.cell
-		if doneTrial[TrialRel(c, u.rep)] || dropped[c] {
-			continue
-		}
-		im, rt := byName[c.Image], rts[c.Runtime]
-		t, err := runTrial(ctx, o, gen, im, rt, c, sockRoot)
 		if err != nil {
-			if ctx.Err() != nil {
-				return finish(ctx.Err())
-			}
-			failures[c]++
-			sum.Failures = append(sum.Failures, Failure{Cell: c, Error: err.Error()})
-			fmt.Fprintf(log, "  %s: FAILED: %v\n", c, err)
-			if failures[c] >= maxCellFailures {
-				dropped[c] = true
-				fmt.Fprintf(log, "  %s: giving up after %d failures\n", c, failures[c])
-			} else {
-				// measured again at the end
-				units = append(units, u)
-			}
-			continue
+			return err
 		}
-		t.Rep, t.Seq, t.CPUModel = u.rep, seq, cpuModel
-		t.VariantID, t.Reference = im.ID, im.Reference
-		if err := o.Run.WriteJSON(TrialRel(c, t.Rep), t); err != nil {
-			return finish(fmt.Errorf("bench: %w", err))
-		}
-		doneTrial[TrialRel(c, t.Rep)] = true
-		seq++
-		trials = append(trials, t)
-		sum.Done++
-		fmt.Fprintf(log, "  %s #%d (standalone): %.0f ops/s, p99 %.3f ms, server %.0f ns/op, machine %.0f ns/op, client CPU %.0f%%\n",
-			c, t.Rep, t.OpsPerSec, t.P99Ms, t.ServerCPUNsPerOp, t.MachineCPUNsPerOp, 100*t.ClientCPUShare)
 	}
-	return finish(nil)
+	return nil
+}
+
+// replicate measures (the rest of) one replicate of a pair.
+func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
+	rel := PairRel(sl.key, sl.rep)
+	rep := s.repByRel[rel]
+	if rep == nil {
+		rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: s.seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: s.cpuModel}
+		s.seq++
+		s.repByRel[rel] = rep
+	}
+	if rep.Failed != "" {
+		return nil
+	}
+	before := len(rep.Windows)
+	if err := s.env.runReplicate(ctx, rep); err != nil {
+		return err
+	}
+	s.sum.DoneWindows += len(rep.Windows) - before
+	if len(rep.Windows) > before {
+		s.sum.DoneReplicates++
+	}
+	if strings.Contains(rep.Failed, ErrNoCgroup.Error()) {
+		return fmt.Errorf("bench: co-scheduled pairs need each server's CPU time from its cgroup: %s (run with a profile of replicates: 0 for standalone trials only)", rep.Failed)
+	}
+	return nil
+}
+
+// trial measures one standalone trial, unless it is done or its cell was
+// dropped.
+func (s *session) trial(ctx context.Context, u unit) error {
+	c := u.cell
+	if s.doneTrial[TrialRel(c, u.rep)] || s.dropped[c] {
+		return nil
+	}
+	im, rt := s.byName[c.Image], s.rts[c.Runtime]
+	t, err := runTrial(ctx, s.o, s.gen, im, rt, c, s.sockRoot)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.failures[c]++
+		s.sum.Failures = append(s.sum.Failures, Failure{Cell: c, Error: err.Error()})
+		fmt.Fprintf(s.log, "  %s: FAILED: %v\n", c, err)
+		if s.failures[c] >= maxCellFailures {
+			s.dropped[c] = true
+			fmt.Fprintf(s.log, "  %s: giving up after %d failures\n", c, s.failures[c])
+		} else {
+			s.units = append(s.units, u) // measured again at the end
+		}
+		return nil
+	}
+	t.Rep, t.Seq, t.CPUModel = u.rep, s.seq, s.cpuModel
+	t.VariantID, t.Reference = im.ID, im.Reference
+	if err := s.o.Run.WriteJSON(TrialRel(c, t.Rep), t); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	s.doneTrial[TrialRel(c, t.Rep)] = true
+	s.seq++
+	s.trials = append(s.trials, t)
+	s.sum.Done++
+	fmt.Fprintf(s.log, "  %s #%d (standalone): %.0f ops/s, p99 %.3f ms, server %.0f ns/op, machine %.0f ns/op, client CPU %.0f%%\n",
+		c, t.Rep, t.OpsPerSec, t.P99Ms, t.ServerCPUNsPerOp, t.MachineCPUNsPerOp, 100*t.ClientCPUShare)
+	return nil
+}
+
+// finish completes the summary from what is on disk now.
+func (s *session) finish(err error) (Summary, error) {
+	sum := &s.sum
+	sum.Total = len(s.trials)
+	if all, _, lerr := results.LoadReplicates(s.o.Run); lerr == nil {
+		sum.Replicates = len(all)
+		for _, r := range all {
+			sum.Windows += len(r.Windows)
+			if r.Failed != "" {
+				sum.FailedReplicates = append(sum.FailedReplicates, fmt.Sprintf("%s #%d: %s", r.PairKey, r.Rep, r.Failed))
+			}
+		}
+	}
+	sum.Elapsed = time.Since(s.start)
+	sum.Finished = time.Now().UTC()
+	for c := range s.dropped {
+		sum.Dropped = append(sum.Dropped, c)
+	}
+	sort.Slice(sum.Dropped, func(i, j int) bool { return sum.Dropped[i].String() < sum.Dropped[j].String() })
+	return *sum, err
 }
 
 // pairDesign lays out the co-scheduled replicates (planPairs), or none,
