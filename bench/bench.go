@@ -27,8 +27,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/machine"
@@ -485,7 +483,7 @@ func (s *session) trial(ctx context.Context, u unit) error {
 		return nil
 	}
 	im, rt := s.byName[c.Image], s.rts[c.Runtime]
-	t, err := runTrial(ctx, s.o, s.gen, im, rt, c, s.sockRoot)
+	t, err := s.env.runTrial(ctx, im, rt, c)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -678,76 +676,58 @@ func describe(units []unit) []string {
 	return out
 }
 
-// runTrial runs one trial of cell c in a fresh container.
-func runTrial(ctx context.Context, o Options, gen Generator, im Image, rt variants.Runtime, c Cell, sockRoot string) (rank.Trial, error) {
-	spec := engine.ServerSpec{
-		Image:   im.Ref,
-		Network: rt.Network,
-		Seccomp: rt.Seccomp,
-		CPUs:    rt.ServerCPUs,
-		Labels:  map[string]string{"io.redis-variants.bench.image": im.Name, "io.redis-variants.bench.runtime": rt.Name},
-	}
-	for k, v := range o.Labels {
-		spec.Labels[k] = v
-	}
-	if rt.Network == "unix" {
-		spec.Network = "none"
-		dir, err := os.MkdirTemp(sockRoot, "sock-")
-		if err != nil {
-			return rank.Trial{}, err
-		}
-		defer os.RemoveAll(dir)
-		spec.SocketDir = dir
-	}
-	srv, err := o.Engine.StartServer(ctx, spec)
+// runTrial measures one standalone trial: c's image alone under rt.
+func (e *pairEnv) runTrial(ctx context.Context, im Image, rt variants.Runtime, c Cell) (rank.Trial, error) {
+	srv, err := e.startServer(ctx, im, rt, "standalone")
 	if err != nil {
 		return rank.Trial{}, err
 	}
-	defer func() {
-		// A fresh context: Ctrl-C must still remove the container.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		o.Engine.Remove(rctx, srv.ID)
-	}()
-	wait := o.ReadyWait
-	if wait == 0 {
-		wait = 30 * time.Second
-	}
-	if err := o.Engine.WaitReady(ctx, srv, wait); err != nil {
+	defer e.remove(ctx, srv)
+	if err := e.o.Engine.WaitReady(ctx, srv, e.readyWait()); err != nil {
 		return rank.Trial{}, err
 	}
-	ropt := &redis.Options{Network: "tcp", Addr: srv.Addr, Protocol: 2, DisableIdentity: true}
-	if srv.Addr == "" {
-		ropt.Network, ropt.Addr = "unix", srv.Socket
-	}
-	rdb := redis.NewClient(ropt)
-	defer rdb.Close()
-	cfg := genConfig(srv, o.Profile, c.Bench(), o.Profile.Clients)
+	cfg := genConfig(srv, e.o.Profile, c.Bench(), e.o.Profile.Clients)
 	if err := flushAndFill(ctx, srv, cfg, readsKeys(c.Test)); err != nil {
 		return rank.Trial{}, err
 	}
 	// Warmup: its own generator run, so the server's CPU time can be read
 	// around the measured window alone.
-	if o.Profile.Warmup > 0 {
+	if e.o.Profile.Warmup > 0 {
 		w := cfg
-		w.Duration = o.Profile.Warmup
-		if _, _, err := gen.Generate(ctx, w, rt.ClientCPUs); err != nil {
+		w.Duration = e.o.Profile.Warmup
+		if _, _, err := e.gen.Generate(ctx, w, rt.ClientCPUs); err != nil {
 			return rank.Trial{}, fmt.Errorf("warmup: %w", err)
 		}
 	}
-	cfg.Duration = o.Profile.Duration
+	cfg.Duration = e.o.Profile.Duration
 	if cfg.Duration <= 0 {
 		cfg.Duration = 10 * time.Second
 	}
-	cpuOf := o.CPU
-	if cpuOf == nil {
-		cpuOf = machine.ContainerCPUNanos
+	t, err := e.measureTrial(ctx, srv, cfg, rt)
+	if err != nil {
+		return rank.Trial{}, err
 	}
+	t.Variant, t.Runtime, t.Test, t.Pipeline = im.Name, rt.Name, c.Test, c.Pipeline
+	rdb := clientOf(srv)
+	defer rdb.Close()
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return rank.Trial{}, fmt.Errorf("INFO memory: %w", err)
+	}
+	mem := ParseInfo(info)
+	t.RSSBytes, _ = strconv.ParseInt(mem["used_memory_rss"], 10, 64)
+	t.Fragmentation, _ = strconv.ParseFloat(mem["mem_fragmentation_ratio"], 64)
+	return t, nil
+}
+
+// measureTrial runs the generator on srv once with cfg and reads the
+// server's, the machine's and docker-proxy's CPU time around it.
+func (e *pairEnv) measureTrial(ctx context.Context, srv *engine.Server, cfg loadgen.Config, rt variants.Runtime) (rank.Trial, error) {
 	readCPU := func() (uint64, error) {
-		if v, err := cpuOf(srv.ID); err == nil {
+		if v, err := e.cpu(srv.ID); err == nil {
 			return v, nil
 		}
-		return o.Engine.CPUUsageNanos(ctx, srv.ID) // a remote engine: its stats API
+		return e.o.Engine.CPUUsageNanos(ctx, srv.ID) // a remote engine: its stats API
 	}
 	proxies := machine.ProcessesNamed("docker-proxy")
 	proxyCPU := func() uint64 {
@@ -765,7 +745,7 @@ func runTrial(ctx context.Context, o Options, gen Generator, im Image, rt varian
 	st0, _ := machine.ReadCPUTimes()
 	px0 := proxyCPU()
 	started := time.Now()
-	res, clientCPU, err := gen.Generate(ctx, cfg, rt.ClientCPUs)
+	res, clientCPU, err := e.gen.Generate(ctx, cfg, rt.ClientCPUs)
 	wall := time.Since(started)
 	if err != nil {
 		return rank.Trial{}, err
@@ -780,11 +760,11 @@ func runTrial(ctx context.Context, o Options, gen Generator, im Image, rt varian
 		return rank.Trial{}, fmt.Errorf("generator finished no request (%d errors: %q)", res.Errors, res.ErrorSamples)
 	}
 	t := rank.Trial{
-		Variant: im.Name, Runtime: rt.Name, Test: c.Test, Clients: cfg.Clients, Pipeline: c.Pipeline,
+		Clients:   cfg.Clients,
 		OpsPerSec: res.OpsPerSec, Requests: res.Requests, Errors: res.Errors,
 		AvgMs: res.AvgMs, P50Ms: res.P50Ms, P99Ms: res.P99Ms, P999Ms: res.P999Ms, MaxMs: res.MaxMs,
 		Hist:    res.Hist,
-		Started: started.UTC(), Duration: wall,
+		Started: started.UTC(), Duration: wall, Misses: res.Misses,
 	}
 	if t.Clients == 0 {
 		t.Clients = 50
@@ -802,19 +782,11 @@ func runTrial(ctx context.Context, o Options, gen Generator, im Image, rt varian
 	if len(proxies) > 0 && px1 > px0 {
 		t.ProxyCPUNsPerOp = float64(px1-px0) / float64(res.Requests)
 	}
-	t.Misses = res.Misses
 	ncpu, err := CountCPUs(rt.ClientCPUs)
 	if err != nil {
 		return rank.Trial{}, err
 	}
 	t.ClientCPUShare = clientShare(res, clientCPU, wall, ncpu)
-	info, err := rdb.Info(ctx, "memory").Result()
-	if err != nil {
-		return rank.Trial{}, fmt.Errorf("INFO memory: %w", err)
-	}
-	mem := ParseInfo(info)
-	t.RSSBytes, _ = strconv.ParseInt(mem["used_memory_rss"], 10, 64)
-	t.Fragmentation, _ = strconv.ParseFloat(mem["mem_fragmentation_ratio"], 64)
 	return t, nil
 }
 

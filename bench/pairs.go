@@ -269,23 +269,12 @@ func (e *pairEnv) startPair(ctx context.Context, rep *rank.Replicate) (img, base
 	}
 	var started []*side
 	cleanup = func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
 		for _, s := range started {
-			e.o.Engine.Remove(rctx, s.srv.ID)
+			e.remove(ctx, s.srv)
 		}
 	}
 	for i, w := range slots {
-		spec := e.serverSpec(w.image, w.rt, fmt.Sprintf("pair-%c", 'a'+i))
-		if w.rt.Network == "unix" {
-			dir, err := os.MkdirTemp(e.sockRoot, "sock-")
-			if err != nil {
-				cleanup()
-				return nil, nil, nil, err
-			}
-			spec.SocketDir = dir
-		}
-		srv, err := e.o.Engine.StartServer(ctx, spec)
+		srv, err := e.startServer(ctx, w.image, w.rt, fmt.Sprintf("pair-%c", 'a'+i))
 		if err != nil {
 			cleanup()
 			return nil, nil, nil, err
@@ -298,12 +287,8 @@ func (e *pairEnv) startPair(ctx context.Context, rep *rank.Replicate) (img, base
 			base = s
 		}
 	}
-	wait := e.o.ReadyWait
-	if wait == 0 {
-		wait = 30 * time.Second
-	}
 	for _, s := range started {
-		if err := e.o.Engine.WaitReady(ctx, s.srv, wait); err != nil {
+		if err := e.o.Engine.WaitReady(ctx, s.srv, e.readyWait()); err != nil {
 			cleanup()
 			return nil, nil, nil, err
 		}
@@ -319,7 +304,10 @@ func (e *pairEnv) startPair(ctx context.Context, rep *rank.Replicate) (img, base
 // pair can be measured.
 var ErrNoCgroup = errors.New("the server's cgroup CPU time cannot be read")
 
-func (e *pairEnv) serverSpec(im Image, rt variants.Runtime, role string) engine.ServerSpec {
+// startServer starts im's server under rt for role ("pair-a",
+// "standalone"), labelled for the start-up sweep; a unix-socket runtime
+// gets its own socket folder under the bench's.
+func (e *pairEnv) startServer(ctx context.Context, im Image, rt variants.Runtime, role string) (*engine.Server, error) {
 	spec := engine.ServerSpec{
 		Image:   im.Ref,
 		Network: rt.Network,
@@ -333,8 +321,38 @@ func (e *pairEnv) serverSpec(im Image, rt variants.Runtime, role string) engine.
 	}
 	if rt.Network == "unix" {
 		spec.Network = "none"
+		dir, err := os.MkdirTemp(e.sockRoot, "sock-")
+		if err != nil {
+			return nil, err
+		}
+		spec.SocketDir = dir
 	}
-	return spec
+	return e.o.Engine.StartServer(ctx, spec)
+}
+
+// remove removes srv's container, with a fresh context: Ctrl-C must still
+// remove it.
+func (e *pairEnv) remove(ctx context.Context, srv *engine.Server) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	e.o.Engine.Remove(rctx, srv.ID)
+}
+
+// readyWait is how long a server may take to answer (Options.ReadyWait).
+func (e *pairEnv) readyWait() time.Duration {
+	if e.o.ReadyWait > 0 {
+		return e.o.ReadyWait
+	}
+	return 30 * time.Second
+}
+
+// clientOf is a go-redis client of srv, on its port or its socket.
+func clientOf(srv *engine.Server) *redis.Client {
+	ropt := &redis.Options{Network: "tcp", Addr: srv.Addr, Protocol: 2, DisableIdentity: true}
+	if srv.Addr == "" {
+		ropt.Network, ropt.Addr = "unix", srv.Socket
+	}
+	return redis.NewClient(ropt)
 }
 
 // genConfig is the generator's configuration for one side.
@@ -397,11 +415,7 @@ func readsKeys(test string) bool {
 
 // flushAndFill empties a server and, when fill is set, prefills its keyspace.
 func flushAndFill(ctx context.Context, srv *engine.Server, cfg loadgen.Config, fill bool) error {
-	ropt := &redis.Options{Network: "tcp", Addr: srv.Addr, Protocol: 2, DisableIdentity: true}
-	if srv.Addr == "" {
-		ropt.Network, ropt.Addr = "unix", srv.Socket
-	}
-	rdb := redis.NewClient(ropt)
+	rdb := clientOf(srv)
 	defer rdb.Close()
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		return fmt.Errorf("FLUSHALL: %w", err)

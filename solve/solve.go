@@ -104,46 +104,8 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 		return nil, fmt.Errorf("solve: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	dfDir, ctxDir := filepath.Join(tmp, "dockerfile"), filepath.Join(tmp, "context")
-	for _, d := range []string{dfDir, ctxDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("solve: %w", err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dfDir, "Dockerfile"), req.Dockerfile, 0o644); err != nil {
-		return nil, fmt.Errorf("solve: %w", err)
-	}
-	attrs := map[string]string{"filename": "Dockerfile"}
-	if req.Target != "" {
-		attrs["target"] = req.Target
-	}
-	for k, v := range req.BuildArgs {
-		attrs["build-arg:"+k] = v
-	}
-	mounts := map[string]fsutil.FS{}
-	add := func(name, dir string) error {
-		fs, err := fsutil.NewFS(dir)
-		if err != nil {
-			return fmt.Errorf("solve: context %s (%s): %w", name, dir, err)
-		}
-		mounts[name] = fs
-		return nil
-	}
-	if err := add("dockerfile", dfDir); err != nil {
-		return nil, err
-	}
-	mainCtx := ctxDir
-	for name, dir := range req.Contexts {
-		if name == "context" {
-			mainCtx = dir
-			continue
-		}
-		if err := add(name, dir); err != nil {
-			return nil, err
-		}
-		attrs["context:"+name] = "local:" + name
-	}
-	if err := add("context", mainCtx); err != nil {
+	attrs, mounts, err := frontendInputs(req, tmp)
+	if err != nil {
 		return nil, err
 	}
 
@@ -191,24 +153,7 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 
 	// Status fan-out: one channel per watcher, drained to the end whatever
 	// the solve does (watchers are not cancelled with it).
-	ch := make(chan *bk.SolveStatus)
-	fan := make([]chan *bk.SolveStatus, len(req.Watch))
-	var watchers errgroup.Group
-	for i, w := range req.Watch {
-		fan[i] = make(chan *bk.SolveStatus, 64)
-		watchers.Go(func() error { return w(fan[i]) })
-	}
-	watchers.Go(func() error {
-		for s := range ch {
-			for _, c := range fan {
-				c <- s
-			}
-		}
-		for _, c := range fan {
-			close(c)
-		}
-		return nil
-	})
+	ch, watchers := fanOut(req.Watch)
 
 	var resp *bk.SolveResponse
 	var solveErr error
@@ -252,6 +197,79 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 		return resp, fmt.Errorf("solve: progress: %w", watchErr)
 	}
 	return resp, nil
+}
+
+// frontendInputs writes the Dockerfile under tmp and returns the
+// dockerfile frontend's attributes (target, build arguments, named
+// contexts) and the local folders it reads.
+func frontendInputs(req Request, tmp string) (map[string]string, map[string]fsutil.FS, error) {
+	dfDir, ctxDir := filepath.Join(tmp, "dockerfile"), filepath.Join(tmp, "context")
+	for _, d := range []string{dfDir, ctxDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("solve: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dfDir, "Dockerfile"), req.Dockerfile, 0o644); err != nil {
+		return nil, nil, fmt.Errorf("solve: %w", err)
+	}
+	attrs := map[string]string{"filename": "Dockerfile"}
+	if req.Target != "" {
+		attrs["target"] = req.Target
+	}
+	for k, v := range req.BuildArgs {
+		attrs["build-arg:"+k] = v
+	}
+	mounts := map[string]fsutil.FS{}
+	add := func(name, dir string) error {
+		fs, err := fsutil.NewFS(dir)
+		if err != nil {
+			return fmt.Errorf("solve: context %s (%s): %w", name, dir, err)
+		}
+		mounts[name] = fs
+		return nil
+	}
+	if err := add("dockerfile", dfDir); err != nil {
+		return nil, nil, err
+	}
+	mainCtx := ctxDir
+	for name, dir := range req.Contexts {
+		if name == "context" {
+			mainCtx = dir
+			continue
+		}
+		if err := add(name, dir); err != nil {
+			return nil, nil, err
+		}
+		attrs["context:"+name] = "local:" + name
+	}
+	if err := add("context", mainCtx); err != nil {
+		return nil, nil, err
+	}
+	return attrs, mounts, nil
+}
+
+// fanOut returns the channel a solve writes its status to and the group
+// of watchers, each reading its own copy of every status.
+func fanOut(watch []func(chan *bk.SolveStatus) error) (chan *bk.SolveStatus, *errgroup.Group) {
+	ch := make(chan *bk.SolveStatus)
+	fan := make([]chan *bk.SolveStatus, len(watch))
+	watchers := &errgroup.Group{}
+	for i, w := range watch {
+		fan[i] = make(chan *bk.SolveStatus, 64)
+		watchers.Go(func() error { return w(fan[i]) })
+	}
+	watchers.Go(func() error {
+		for s := range ch {
+			for _, c := range fan {
+				c <- s
+			}
+		}
+		for _, c := range fan {
+			close(c)
+		}
+		return nil
+	})
+	return ch, watchers
 }
 
 func errOr(err, def error) error {
