@@ -45,15 +45,13 @@ func Rank(ctx context.Context, c Config, primary string) error {
 		fmt.Fprintf(c.Err, "warning: left out %v (bench --run %s measures it again)\n", s, dir)
 		rc.Notes = append(rc.Notes, "left out: "+s.Error())
 	}
-	r := rank.Rank(trials, reps, th)
-	if err := run.WriteRanking(&r); err != nil {
-		return err
-	}
-	if err := report.Write(run.Dir, r, trials, rc); err != nil {
+	stage := report.Reports(rank.Record(&rank.Ranker{Thresholds: th}, run), run, rc)
+	r, err := stage.Rank(ctx, trials, reps)
+	if err != nil {
 		return err
 	}
 	out := c.Out
-	fmt.Fprint(out, report.RankingTables(r))
+	fmt.Fprint(out, report.RankingTables(*r))
 	if n := len(r.Warnings); n > 0 {
 		fmt.Fprintf(out, "%d warning(s); see %s\n", n, run.Path(report.MarkdownFile))
 	}

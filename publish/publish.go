@@ -198,39 +198,76 @@ func isLocal(reg string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// Interface is the publish stage: it pushes a selection and says what it
+// pushed (also on error: an image that fails does not stop the others).
+// *Pusher pushes through go-containerregistry; Record wraps any Interface
+// to append each publication to the run folder.
+type Interface interface {
+	Publish(ctx context.Context, sel *Selection) (Published, error)
+}
+
+var (
+	_ Interface = (*Pusher)(nil)
+	_ Interface = (*recorder)(nil)
+)
+
 // Publish pushes run's selected images (see Select) to opts.Registry and
 // records the result in the run's published.json. On a dry run it only
 // returns what would be pushed. An image that fails does not stop the
 // others; the error then names every failure.
 func Publish(ctx context.Context, run *results.Run, opts Options) (Published, error) {
+	p, err := NewPusher(opts)
+	if err != nil {
+		return Published{}, err
+	}
+	sel, err := Select(run, p.opts)
+	if err != nil {
+		return Published{}, err
+	}
+	return Record(p, run).Publish(ctx, sel)
+}
+
+// Record appends what next pushed to run's published.json; a dry run, or
+// a selection with nothing in it, pushed nothing and is not recorded.
+func Record(next Interface, run *results.Run) Interface { return &recorder{next: next, run: run} }
+
+type recorder struct {
+	next Interface
+	run  *results.Run
+}
+
+func (r *recorder) Publish(ctx context.Context, sel *Selection) (Published, error) {
+	pub, err := r.next.Publish(ctx, sel)
+	if pub.DryRun || len(pub.Images) == 0 {
+		return pub, err
+	}
+	if rerr := r.run.AppendPublication(pub); rerr != nil {
+		return pub, errors.Join(err, fmt.Errorf("recording the publication: %w", rerr))
+	}
+	return pub, err
+}
+
+// Pusher pushes selections to one repository with go-containerregistry:
+// every image by digest, read back, and only then its tags.
+type Pusher struct {
+	opts Options
+	repo name.Repository
+}
+
+// NewPusher checks opts' registry and repository.
+func NewPusher(opts Options) (*Pusher, error) {
 	opts = opts.withDefaults()
 	repo, err := RepoName(opts.Registry, opts.Repo, opts.Insecure)
 	if err != nil {
-		return Published{}, err
+		return nil, err
 	}
-	sel, err := Select(run, opts)
-	if err != nil {
-		return Published{}, err
-	}
-	pub := Published{
-		Run:        run.Dir,
-		Registry:   repo.RegistryStr(),
-		Repository: repo.String(),
-		Runtime:    sel.Runtime,
-		DryRun:     opts.DryRun,
-		Refused:    sel.Refused,
-		Warnings:   sel.Warnings,
-	}
-	for _, s := range sel.Images {
-		im := Image{
-			Variant: s.Variant.Name, ID: s.Variant.ID, Rank: s.Entry.Rank, Level: s.Level,
-			Source: s.Build.Image, SourceID: s.Build.ConfigDigest, Annotations: s.Meta,
-		}
-		for _, t := range s.Tags {
-			im.Tags = append(im.Tags, repo.Tag(t).String())
-		}
-		pub.Images = append(pub.Images, im)
-	}
+	return &Pusher{opts: opts, repo: repo}, nil
+}
+
+// Publish implements Interface.
+func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error) {
+	opts, repo := pp.opts, pp.repo
+	pub := plannedPublication(sel, repo, opts.DryRun)
 	if len(sel.Images) == 0 {
 		pub.Finished = time.Now().UTC()
 		return pub, nothingError(sel)
@@ -239,7 +276,6 @@ func Publish(ctx context.Context, run *results.Run, opts Options) (Published, er
 		pub.Finished = time.Now().UTC()
 		return pub, nil
 	}
-
 	src := opts.Source
 	if src == nil {
 		ec, err := engine.New(ctx)
@@ -307,13 +343,35 @@ func Publish(ctx context.Context, run *results.Run, opts Options) (Published, er
 		}
 	}
 	pub.Finished = time.Now().UTC()
-	if err := record(run, pub); err != nil {
-		failed = append(failed, err.Error())
-	}
 	if len(failed) > 0 {
 		return pub, fmt.Errorf("publishing to %s: %d failure(s): %s", repo, len(failed), strings.Join(failed, "; "))
 	}
 	return pub, nil
+}
+
+// plannedPublication is what publishing sel to repo will push: each
+// image with its tags and annotations, nothing pushed yet.
+func plannedPublication(sel *Selection, repo name.Repository, dryRun bool) Published {
+	pub := Published{
+		Run:        sel.Run,
+		Registry:   repo.RegistryStr(),
+		Repository: repo.String(),
+		Runtime:    sel.Runtime,
+		DryRun:     dryRun,
+		Refused:    sel.Refused,
+		Warnings:   sel.Warnings,
+	}
+	for _, s := range sel.Images {
+		im := Image{
+			Variant: s.Variant.Name, ID: s.Variant.ID, Rank: s.Entry.Rank, Level: s.Level,
+			Source: s.Build.Image, SourceID: s.Build.ConfigDigest, Annotations: s.Meta,
+		}
+		for _, t := range s.Tags {
+			im.Tags = append(im.Tags, repo.Tag(t).String())
+		}
+		pub.Images = append(pub.Images, im)
+	}
+	return pub
 }
 
 func nothingError(sel *Selection) error {
@@ -325,14 +383,6 @@ func nothingError(sel *Selection) error {
 		why = append(why, r.Reason)
 	}
 	return fmt.Errorf("nothing to publish: %s", strings.Join(why, "; "))
-}
-
-// record appends pub to the run's published.json, atomically.
-func record(run *results.Run, pub Published) error {
-	if err := run.AppendPublication(pub); err != nil {
-		return fmt.Errorf("recording the publication: %w", err)
-	}
-	return nil
 }
 
 type pushing struct {

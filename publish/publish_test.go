@@ -581,3 +581,41 @@ func TestPublishRetriesConnectionResets(t *testing.T) {
 		t.Errorf("%d manifest PUTs, pushed %v", drops.Load(), pub.Images[0].Pushed)
 	}
 }
+
+// fakePublisher is an Interface that pushes nothing: it returns pub and err.
+type fakePublisher struct {
+	pub Published
+	err error
+}
+
+func (f fakePublisher) Publish(ctx context.Context, sel *Selection) (Published, error) {
+	return f.pub, f.err
+}
+
+// Record appends every publication that pushed (or tried to push)
+// something, with its failures, and never a dry run or an empty one.
+func TestRecordAppendsPublications(t *testing.T) {
+	run, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := &Selection{Run: run.Dir, Runtime: "host"}
+	steps := []fakePublisher{
+		{pub: Published{Runtime: "host", DryRun: true, Images: []Image{{Variant: "dry"}}}},
+		{pub: Published{Runtime: "host"}, err: errors.New("nothing to publish")},
+		{pub: Published{Runtime: "host", Images: []Image{{Variant: "a", Pushed: []string{"r/x:a"}}}}},
+		{pub: Published{Runtime: "host", Images: []Image{{Variant: "b", Error: "refused"}}}, err: errors.New("publishing: 1 failure(s)")},
+	}
+	for i, f := range steps {
+		if _, err := Record(f, run).Publish(context.Background(), sel); (err != nil) != (f.err != nil) {
+			t.Fatalf("step %d: error %v, want %v", i, err, f.err)
+		}
+	}
+	pubs, err := Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pubs) != 2 || pubs[0].Images[0].Variant != "a" || pubs[1].Images[0].Error != "refused" {
+		t.Fatalf("published.json holds %+v, want the push of a and the failed push of b", pubs)
+	}
+}

@@ -5,7 +5,8 @@
 // score per image with a bootstrap interval. When the data cannot separate
 // two images the verdict is "tie" and they share a rank.
 //
-// The package is pure: trials in, statistics out. It is shaped like
+// The method is pure: trials in, statistics out (Record, in stage.go,
+// is the one wrapper that writes). It is shaped like
 // benchstat's benchmath: Sample, Summary, warnings returned as data and
 // thresholds in a struct started from DefaultThresholds.
 package rank

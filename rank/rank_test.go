@@ -1,12 +1,15 @@
 package rank
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/redis-variants/redis-variants/results"
 )
 
 // synth draws n trials of one cell whose ops/s are log-normal around
@@ -325,5 +328,39 @@ func TestEmptyInput(t *testing.T) {
 	}
 	if _, err := json.Marshal(r); err != nil {
 		t.Errorf("one-trial ranking does not encode: %v", err)
+	}
+}
+
+// Record writes exactly the ranking the wrapped stage returned, and
+// nothing when it failed.
+func TestRecordWritesTheRanking(t *testing.T) {
+	run, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials := []Trial{
+		{Variant: "ref", Reference: true, Runtime: "host", Test: "SET", Pipeline: 1, OpsPerSec: 100},
+		{Variant: "ref", Reference: true, Runtime: "host", Test: "SET", Pipeline: 1, OpsPerSec: 101, Rep: 1},
+		{Variant: "a", Runtime: "host", Test: "SET", Pipeline: 1, OpsPerSec: 120},
+		{Variant: "a", Runtime: "host", Test: "SET", Pipeline: 1, OpsPerSec: 121, Rep: 1},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Record(&Ranker{}, run).Rank(ctx, trials, nil); err == nil {
+		t.Fatal("a cancelled rank succeeded")
+	}
+	if run.Exists(results.RankingFile) {
+		t.Fatal("a failed rank wrote ranking.json")
+	}
+	rk, err := Record(&Ranker{}, run).Rank(context.Background(), trials, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := run.Ranking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Images) != 2 || back.Images[0] != "ref" || back.Method != rk.Method || len(back.Cells) != len(rk.Cells) {
+		t.Fatalf("ranking.json holds images %v method %q (%d cells), the stage returned %v %q (%d)", back.Images, back.Method, len(back.Cells), rk.Images, rk.Method, len(rk.Cells))
 	}
 }

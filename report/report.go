@@ -4,6 +4,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -59,6 +60,28 @@ const (
 	JSONFile     = "report.json"
 	HTMLFile     = "report.html"
 )
+
+// Reports wraps a rank stage: after next ranks, the reports of its
+// ranking and the trials are written into run's folder (Write).
+func Reports(next rank.Interface, run *results.Run, ctx Context) rank.Interface {
+	return &reports{next: next, run: run, ctx: ctx}
+}
+
+var _ rank.Interface = (*reports)(nil)
+
+type reports struct {
+	next rank.Interface
+	run  *results.Run
+	ctx  Context
+}
+
+func (w *reports) Rank(ctx context.Context, trials []rank.Trial, reps []rank.Replicate) (*rank.Ranking, error) {
+	rk, err := w.next.Rank(ctx, trials, reps)
+	if err != nil {
+		return nil, err
+	}
+	return rk, Write(w.run.Dir, *rk, trials, w.ctx)
+}
 
 // Write writes the four reports into dir, each atomically. It writes
 // every report it can and returns the first error.

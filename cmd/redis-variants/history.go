@@ -1,27 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/redis-variants/redis-variants/history"
-	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/pipeline"
 )
 
-// historyOptions are the flags of `redis-variants history`.
-type historyOptions struct {
-	By        string
-	Runtime   string
-	Reference string
-	HTML      string
-	CSV       string
-	NoRuns    bool
-}
-
 func newCmdHistory(g *globals) *cobra.Command {
-	o := &historyOptions{}
+	o := &pipeline.HistoryOptions{}
 	cmd := &cobra.Command{
 		Use:   "history [RUN_DIR...]",
 		Short: "Merge results from several runs and machines into one table and chart",
@@ -44,7 +31,7 @@ an SVG chart, --csv one line per cell ("-" for stdout instead of Markdown).`,
   redis-variants history --by compiler --html history.html
   redis-variants history --no-runs ci-results/xeon-run ci-results/epyc-run --csv -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runHistory(cmd, g, o, args)
+			return pipeline.History(config(cmd, g), *o, args)
 		},
 	}
 	f := cmd.Flags()
@@ -55,61 +42,4 @@ an SVG chart, --csv one line per cell ("-" for stdout instead of Markdown).`,
 	f.StringVar(&o.CSV, "csv", "", `also write CSV to this file ("-" = stdout, instead of the Markdown table)`)
 	f.BoolVar(&o.NoRuns, "no-runs", false, "read only the folders given, not every run under --runs")
 	return cmd
-}
-
-func runHistory(cmd *cobra.Command, g *globals, o *historyOptions, args []string) error {
-	var dirs []string
-	if !o.NoRuns {
-		found, err := history.RunDirs(g.Runs)
-		if err != nil {
-			return fmt.Errorf("listing runs under %s: %w", g.Runs, err)
-		}
-		dirs = found
-	}
-	dirs = append(dirs, args...)
-	if g.RunDir != "" {
-		dirs = append(dirs, g.RunDir)
-	}
-	if len(dirs) == 0 {
-		return fmt.Errorf("no run folders under %s and none given", g.Runs)
-	}
-	opt := history.Options{Runtime: o.Runtime, Reference: o.Reference, By: o.By}
-	rs, warnings, err := history.Load(dirs, opt)
-	for _, w := range warnings {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
-	}
-	if err != nil {
-		return err
-	}
-	t, err := history.Build(rs, opt)
-	if err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	if o.CSV == "-" {
-		return t.CSV(out)
-	}
-	if err := t.Markdown(out); err != nil {
-		return err
-	}
-	if o.CSV != "" {
-		var b bytes.Buffer
-		if err := t.CSV(&b); err != nil {
-			return err
-		}
-		if err := results.WriteFile(o.CSV, b.Bytes()); err != nil {
-			return err
-		}
-	}
-	if o.HTML != "" {
-		var b bytes.Buffer
-		if err := t.HTML(&b); err != nil {
-			return err
-		}
-		if err := results.WriteFile(o.HTML, b.Bytes()); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", o.HTML)
-	}
-	return nil
 }
