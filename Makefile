@@ -9,8 +9,11 @@ GO_PKGS := ./...
 setup:
 	bash scripts/setup.sh
 
+# redis-loadgen next to the binary: static (no cgo), so a PGO build's
+# training can run it inside any build container.
 build:
 	go build -o $(BIN) ./cmd/redis-variants
+	CGO_ENABLED=0 go build -o $(dir $(BIN))redis-loadgen ./loadgen/cmd/redis-loadgen
 
 ## run: build, verify, benchmark, rank and report the default variants.yaml (does its own set-up)
 run: setup build

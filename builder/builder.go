@@ -8,10 +8,13 @@ package builder
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -219,6 +222,27 @@ func (b *Builder) Build(ctx context.Context, v variants.Variant) Result {
 		return fail(err, nil)
 	}
 
+	if rec.BuildArgs["PGO_STAGE"] == "pgo-train" {
+		// The training first, its profile exported into the run folder;
+		// the image's build then reuses the cached stages and is handed
+		// the profile's digest for its labels.
+		prec := rec
+		prec.Target = dockerfiles.TargetPGOExport
+		if tr, err := b.solve(ctx, v, prec, logPath, &r); err != nil {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
+			}
+			return fail(fmt.Errorf("pgo training: %w", err), tr.failureTail(err))
+		}
+		prof, err := readProfile(b.opt.Run.Path(results.PGORel(v.Name)))
+		if err != nil {
+			return fail(err, nil)
+		}
+		r.PGO = prof
+		rec.BuildArgs = maps.Clone(rec.BuildArgs)
+		rec.BuildArgs["PGO_PROFILE_SHA256"] = prof.SHA256
+	}
+
 	tr, err := b.solve(ctx, v, rec, logPath, &r)
 	r.CachedSteps, r.TotalSteps = tr.counts()
 	if err != nil {
@@ -318,6 +342,9 @@ func (b *Builder) previous(name string) (Result, bool) {
 // Engine. It fills r.BuildKitConfig, r.Pushed and r.OCI.
 func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles.Recipe, logPath string, r *Result) (*tracker, error) {
 	tr := newTracker()
+	if rec.Target == dockerfiles.TargetPGOExport {
+		return tr, b.solveProfile(ctx, v, rec, logPath, tr)
+	}
 	req := solve.Request{
 		Dockerfile: rec.Dockerfile,
 		Target:     rec.Target,
@@ -354,31 +381,10 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		r.Pushed = ref
 	}
 
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return tr, fmt.Errorf("creating build log: %w", err)
+	resp, logFile, err := b.run(ctx, v, rec, logPath, tr, req)
+	if logFile != nil {
+		defer logFile.Close()
 	}
-	defer logFile.Close()
-	fmt.Fprintf(logFile, "# variant %s (id %s), target %s, recipe %s\n", v.Name, v.ID, rec.Target, rec.BuildArgs["RECIPE_DIGEST"])
-
-	displays, err := b.displays(v.Name, logFile)
-	if err != nil {
-		return tr, err
-	}
-	req.Watch = append(req.Watch, func(ch chan *bk.SolveStatus) error {
-		for s := range ch {
-			tr.update(s)
-		}
-		return nil
-	})
-	for _, d := range displays {
-		req.Watch = append(req.Watch, func(ch chan *bk.SolveStatus) error {
-			_, err := d.UpdateFrom(context.WithoutCancel(ctx), ch)
-			return err
-		})
-	}
-
-	resp, err := solve.Run(ctx, b.bk, req)
 	var exportErr *solve.ExportError
 	switch {
 	case errors.As(err, &exportErr):
@@ -395,6 +401,100 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		r.BuildKitConfig = resp.ExporterResponse[exptypes.ExporterImageConfigDigestKey]
 	}
 	return tr, nil
+}
+
+// solveProfile solves a PGO build's training and exports its profile into
+// the run folder (results.PGORel); the build log starts with it.
+func (b *Builder) solveProfile(ctx context.Context, v variants.Variant, rec dockerfiles.Recipe, logPath string, tr *tracker) error {
+	dir := b.opt.Run.Path(results.PGORel(v.Name))
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	req := solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, BuildArgs: rec.BuildArgs, Contexts: rec.Contexts,
+		SharedKey: sharedKey(), Exports: []bk.ExportEntry{{Type: bk.ExporterLocal, OutputDir: dir}}}
+	_, logFile, err := b.run(ctx, v, rec, logPath, tr, req)
+	if logFile != nil {
+		defer logFile.Close()
+	}
+	if err != nil {
+		if logFile != nil {
+			fmt.Fprintf(logFile, "\nERROR: %v\n", err)
+		}
+		if step, msg := tr.failedStep(); step != "" {
+			return fmt.Errorf("step %s: %s", shorten(step, 90), msg)
+		}
+		return fmt.Errorf("solving: %w", err)
+	}
+	return nil
+}
+
+// run solves req with the build log at logPath (started afresh by the
+// first solve of a build, appended to by the next) and the progress
+// displays; it returns the open log for the caller's last words.
+func (b *Builder) run(ctx context.Context, v variants.Variant, rec dockerfiles.Recipe, logPath string, tr *tracker, req solve.Request) (*bk.SolveResponse, *os.File, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if rec.Target != dockerfiles.TargetPGOExport && rec.BuildArgs["PGO_STAGE"] == "pgo-train" {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND // after the training's
+	}
+	logFile, err := os.OpenFile(logPath, flags, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating build log: %w", err)
+	}
+	fmt.Fprintf(logFile, "# variant %s (id %s), target %s, recipe %s\n", v.Name, v.ID, rec.Target, rec.BuildArgs["RECIPE_DIGEST"])
+	displays, err := b.displays(v.Name, logFile)
+	if err != nil {
+		return nil, logFile, err
+	}
+	req.Watch = append(req.Watch, func(ch chan *bk.SolveStatus) error {
+		for s := range ch {
+			tr.update(s)
+		}
+		return nil
+	})
+	for _, d := range displays {
+		req.Watch = append(req.Watch, func(ch chan *bk.SolveStatus) error {
+			_, err := d.UpdateFrom(context.WithoutCancel(ctx), ch)
+			return err
+		})
+	}
+	resp, err := solve.Run(ctx, b.bk, req)
+	return resp, logFile, err
+}
+
+// readProfile reads what a PGO build's training exported into dir: the
+// merged profile, its sha256 (checked) and the training's figures.
+func readProfile(dir string) (*results.Profile, error) {
+	sum, err := os.ReadFile(filepath.Join(dir, "profile.sha256"))
+	if err != nil {
+		return nil, fmt.Errorf("pgo training: no profile exported: %w", err)
+	}
+	p := &results.Profile{Dir: dir, SHA256: strings.TrimSpace(string(sum)), Training: filepath.Join(dir, "training.csv")}
+	for _, name := range []string{"redis.profdata", "redis.gcda.tar"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			p.File = filepath.Join(dir, name)
+		}
+	}
+	if p.File == "" {
+		return nil, fmt.Errorf("pgo training: %s holds no profile (redis.profdata or redis.gcda.tar)", dir)
+	}
+	f, err := os.Open(p.File)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return nil, fmt.Errorf("pgo training: reading %s: %w", p.File, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != p.SHA256 {
+		return nil, fmt.Errorf("pgo training: %s has sha256 %s, the training recorded %s", p.File, got, p.SHA256)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("pgo training: the profile %s is empty", p.File)
+	}
+	p.Bytes = n
+	return p, nil
 }
 
 func insecureRegistry(host string) bool {

@@ -34,6 +34,17 @@ const MainRecipe = "Dockerfile"
 // SourcesContext is the named build context holding the source cache.
 const SourcesContext = "sources"
 
+// LoadgenContext is the named context of a PGO build's training: a folder
+// holding the static redis-loadgen binary (LoadgenBinary).
+const LoadgenContext = "loadgen"
+
+// LoadgenBinary is the load generator's file name in LoadgenContext.
+const LoadgenBinary = "redis-loadgen"
+
+// TargetPGOExport is the stage holding a PGO build's profile, its sha256
+// (profile.sha256) and the training's figures (training.csv).
+const TargetPGOExport = "pgo-export"
+
 // Targets.
 const (
 	TargetRuntime  = "runtime"
@@ -62,6 +73,7 @@ type Options struct {
 	BuildLevel string    // x86-64 level of the build machine, v1..v4 (label build.x86-64-level)
 	BuildFlags string    // the build machine's CPU flags, space separated (label isa.flags for -march=native)
 	MakeJobs   int       // make -j for Redis (0 = 2)
+	LoadgenDir string    // folder holding the static redis-loadgen a PGO build trains with
 	Created    time.Time // org.opencontainers.image.created (zero = the Unix epoch, for reproducible output)
 }
 
@@ -156,6 +168,11 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 		r.Target = TargetRuntime
 		if err := tuned(v, opt, a); err != nil {
 			return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)
+		}
+		if v.PGO != nil {
+			if err := pgo(v, opt, a, &r); err != nil {
+				return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)
+			}
 		}
 	case variants.KindDistro:
 		r.Target = TargetStock
@@ -377,6 +394,63 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	return nil
 }
 
+// pgo sets the build args of a profile-guided build: the instrumenting
+// and the profile-using flags (Redis's own sources only), the training and
+// the load generator's context.
+func pgo(v variants.Variant, opt Options, a *args, r *Recipe) error {
+	if opt.LoadgenDir == "" {
+		return errors.New("pgo: the training needs the static load generator (" + LoadgenBinary + "; `make build` builds it next to redis-variants)")
+	}
+	var gen, use, useLD []string
+	switch v.Compiler.Family {
+	case variants.FamilyGCC:
+		// Redis runs threads (bio, I/O): atomic counter updates where the
+		// target has them. Partial training: code the training never ran
+		// keeps its normal optimisation instead of being optimised for size.
+		gen = []string{"-fprofile-generate=/pgo/raw", "-fprofile-update=prefer-atomic"}
+		use = []string{"-fprofile-use=/pgo/gcda", "-fprofile-partial-training", "-Wmissing-profile"}
+		useLD = []string{"-fprofile-use=/pgo/gcda", "-fprofile-partial-training"}
+	case variants.FamilyClang:
+		gen = []string{"-fprofile-instr-generate"}
+		use = []string{"-fprofile-instr-use=/pgo/redis.profdata", "-Wprofile-instr-missing"}
+		useLD = []string{"-fprofile-instr-use=/pgo/redis.profdata"}
+	default:
+		return fmt.Errorf("pgo: not with %s (accepted with gcc and clang)", v.Compiler.Family)
+	}
+	if v.IsMusl() {
+		return errors.New("pgo: not with libc musl")
+	}
+	t := v.PGO.Train
+	if len(t.Tests) == 0 || t.Requests < 1 || t.Clients < 1 {
+		return fmt.Errorf("pgo: the training needs tests, clients and requests (have %+v)", t)
+	}
+	var training []string
+	pipes := t.Pipelines
+	if len(pipes) == 0 {
+		pipes = []int{1}
+	}
+	for _, test := range t.Tests {
+		for _, p := range pipes {
+			training = append(training, fmt.Sprintf("%s:%d", test, p))
+		}
+	}
+	r.Contexts[LoadgenContext] = opt.LoadgenDir
+	a.set("PGO_STAGE", "pgo-train")
+	a.set("PGO", v.Compiler.Family)
+	a.list("PGO_GEN_CFLAGS", gen)
+	a.list("PGO_GEN_LDFLAGS", gen)
+	a.list("PGO_USE_CFLAGS", use)
+	a.list("PGO_USE_LDFLAGS", useLD)
+	a.list("PGO_TRAINING", training)
+	a.set("PGO_CLIENTS", fmt.Sprint(t.Clients))
+	a.set("PGO_DATA_SIZE", fmt.Sprint(max(t.DataSize, 1)))
+	a.set("PGO_KEYSPACE", fmt.Sprint(max(t.Keyspace, 1)))
+	a.set("PGO_REQUESTS", fmt.Sprint(t.Requests))
+	a.set("LABEL_CFLAGS", a.m["LABEL_CFLAGS"]+" "+strings.Join(use, " "))
+	a.set("LABEL_LDFLAGS", strings.TrimSpace(a.m["LABEL_LDFLAGS"]+" "+strings.Join(useLD, " ")))
+	return nil
+}
+
 // compilerVersion is what Go knows about the compiler before the build:
 // the package or archive it comes from. The build stage records the real
 // `cc --version` in build-info.json.
@@ -488,5 +562,20 @@ func HostOptions(sourcesDir string) (Options, error) {
 	if err != nil {
 		return Options{SourcesDir: sourcesDir}, err
 	}
-	return Options{SourcesDir: sourcesDir, BuildCPU: in.CPUModel, BuildLevel: in.Level, BuildFlags: strings.Join(in.Flags, " ")}, nil
+	return Options{SourcesDir: sourcesDir, BuildCPU: in.CPUModel, BuildLevel: in.Level, BuildFlags: strings.Join(in.Flags, " "),
+		LoadgenDir: loadgenNextToExecutable()}, nil
+}
+
+// loadgenNextToExecutable is the folder of the running executable when
+// the static load generator is there (`make build` puts it there), else "".
+func loadgenNextToExecutable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(exe)
+	if st, err := os.Stat(filepath.Join(dir, LoadgenBinary)); err == nil && st.Mode().IsRegular() {
+		return dir
+	}
+	return ""
 }

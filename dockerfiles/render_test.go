@@ -67,6 +67,15 @@ func goldenVariants() []variants.Variant {
 			v.Redis, v.Base, v.Compiler = "8.0.2", "debian:trixie-slim", variants.Compiler{Family: "gcc", Version: "14"}
 			v.Opt, v.March = "O3", "native"
 		}),
+		tunedVariant("gcc-o3-native-pgo", func(v *variants.Variant) {
+			v.Opt, v.March = "O3", "native"
+			v.PGO = &variants.PGO{Train: variants.Training{Tests: []string{"SET", "GET"}, Pipelines: []int{16}, Clients: 50, DataSize: 3, Keyspace: 100000, Requests: 200000}}
+		}),
+		tunedVariant("clang-lto-pgo", func(v *variants.Variant) {
+			v.Compiler = variants.Compiler{Family: "clang", Version: "16"}
+			v.Opt, v.LTO = "O3", "full"
+			v.PGO = &variants.PGO{Train: variants.Training{Tests: []string{"LRANGE_100"}, Pipelines: []int{1, 16}, Clients: 20, DataSize: 3, Keyspace: 1000, Requests: 5000}}
+		}),
 		tunedVariant("zig-musl-libc", func(v *variants.Variant) {
 			v.Compiler = variants.Compiler{Family: "zig", Version: "0.11.0"}
 			v.Toolchain, v.Libc, v.Allocator = zig, variants.LibcMusl, variants.AllocLibc
@@ -81,7 +90,7 @@ func testOptions(t *testing.T) Options {
 	os.WriteFile(filepath.Join(dir, "sha256", strings.Repeat("b", 64)), []byte("x"), 0o644)
 	return Options{
 		SourcesDir: dir, BuildCPU: "Test CPU @ 1GHz", BuildLevel: "v3", BuildFlags: "fpu sse2 avx2",
-		MakeJobs: 2, Created: time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC),
+		MakeJobs: 2, LoadgenDir: filepath.Join(dir, "loadgen"), Created: time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC),
 	}
 }
 

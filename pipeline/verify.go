@@ -136,6 +136,23 @@ func firstLineOf(s string) string {
 // succeeded and is of the same spec, and gives each other entry a failed
 // report saying why (written to run, so bench and publish see it). An
 // interruption stops it: the entry being verified gets no report.
+// pgoTwin is the successful build of v's spec without PGO, when v is a
+// PGO build and the run has one.
+func pgoTwin(v variants.Variant, builds map[string]builder.Result) (builder.Result, bool) {
+	if v.PGO == nil {
+		return builder.Result{}, false
+	}
+	plain := v
+	plain.PGO = nil
+	id := variants.ID(plain)
+	for _, b := range builds {
+		if b.Status == builder.StatusOK && b.Variant.ID == id {
+			return b, true
+		}
+	}
+	return builder.Result{}, false
+}
+
 func verifyEntries(ctx context.Context, vf verify.Interface, run *results.Run, vs []variants.Variant, builds map[string]builder.Result, profile string, errw io.Writer) ([]verify.Report, error) {
 	var reports []verify.Report
 	for _, v := range vs {
@@ -152,7 +169,11 @@ func verifyEntries(ctx context.Context, vf verify.Interface, run *results.Run, v
 		case b.Variant.ID != v.ID:
 			r = notBuilt(errw, run, v, profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
 		default:
-			r = vf.Verify(ctx, v, verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)})
+			t := verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)}
+			if tw, ok := pgoTwin(v, builds); ok {
+				t.Twin, t.TwinServer = tw.Image, tw.Server
+			}
+			r = vf.Verify(ctx, v, t)
 			if r.Status == verify.StatusInterrupted {
 				return reports, fmt.Errorf("verifying %s: interrupted (nothing written for it; run again to verify it): %w", v.Name, ctx.Err())
 			}

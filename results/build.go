@@ -66,7 +66,22 @@ type Build struct {
 	// Server is where the image keeps redis-server (pulled images: found
 	// by looking; built ones: where the recipe puts it).
 	Server string `json:"server,omitempty"`
+	// PGO is the profile a profile-guided build was optimised with.
+	PGO *Profile `json:"pgo,omitempty"`
 }
+
+// Profile is a PGO build's training profile, exported into the run folder
+// at pgo/<name>/ (PGORel) by the build.
+type Profile struct {
+	Dir      string `json:"dir"`      // the exported folder: the profile, profile.sha256, training.csv
+	File     string `json:"file"`     // the merged profile (clang: redis.profdata; gcc: redis.gcda.tar)
+	SHA256   string `json:"sha256"`   // of File; also label io.redis-variants.pgo.profile
+	Bytes    int64  `json:"bytes"`    // File's size
+	Training string `json:"training"` // the training's generator figures (CSV)
+}
+
+// PGORel is the run-folder path of name's exported PGO profile.
+func PGORel(name string) string { return filepath.Join("pgo", name) }
 
 // LoadBuilds reads every build record of run (builds/*.json), keyed by
 // entry name, with LoadDir's policy: a bad file is left out and named.

@@ -199,6 +199,9 @@ fi
 say "building redis-variants"
 (cd "$ROOT" && go build -o "$BIN/redis-variants.tmp" ./cmd/redis-variants) || die "building redis-variants failed"
 mv "$BIN/redis-variants.tmp" "$BIN/redis-variants"
+# the static load generator a PGO build's training runs, next to it
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/redis-loadgen.tmp" ./loadgen/cmd/redis-loadgen) || die "building redis-loadgen failed"
+mv "$BIN/redis-loadgen.tmp" "$BIN/redis-loadgen"
 RV=$BIN/redis-variants
 
 # --- base images -----------------------------------------------------------

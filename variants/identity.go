@@ -30,6 +30,7 @@ type spec struct {
 	Image        string   `json:"image"`
 	Libc         string   `json:"libc,omitempty"`   // "" for glibc: IDs from before musl are unchanged
 	Recipe       string   `json:"recipe,omitempty"` // "" for the Debian official recipe, likewise
+	PGO          *PGO     `json:"pgo,omitempty"`    // nil without PGO, likewise
 }
 
 // Spec returns the canonical JSON of the build-relevant fields of v.
@@ -39,7 +40,7 @@ func Spec(v Variant) []byte {
 		Compiler: v.Compiler, ToolchainSHA: v.Toolchain.SHA256, Opt: v.Opt,
 		March: v.March, Mtune: v.Mtune, LTO: v.LTO,
 		CFlags: nonNil(v.CFlags), LDFlags: nonNil(v.LDFlags),
-		Allocator: v.Allocator, TLS: v.TLS, Image: v.Image,
+		Allocator: v.Allocator, TLS: v.TLS, Image: v.Image, PGO: v.PGO,
 	}
 	if v.Libc != LibcGlibc {
 		s.Libc = v.Libc

@@ -158,6 +158,7 @@ type fval struct {
 	list   []string
 	lnodes []*yaml.Node
 	comp   Compiler
+	pgo    *PGO // "pgo": the training as written (zero fields take defaults in resolve)
 }
 
 // layer is a set of fields at one level (defaults, matrix, combination, entry).
@@ -197,7 +198,7 @@ type rawFile struct {
 }
 
 var (
-	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "cflags", "ldflags", "allocator", "tls", "libc"}
+	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "pgo", "cflags", "ldflags", "allocator", "tls", "libc"}
 	variantFields   = append([]string{"name", "kind", "description", "image"}, buildFields...)
 	referenceFields = []string{"name", "kind", "description", "base", "redis", "source", "image", "recipe"}
 	matrixFields    = append([]string{"name", "description", "axes", "include", "exclude"}, buildFields...)
@@ -205,6 +206,8 @@ var (
 	topFields       = []string{"defaults", "sources", "references", "variants", "matrix", "runtimes", "profiles"}
 	sourceFields    = []string{"version", "url", "path", "sha256", "fallbacks"}
 	fallbackFields  = []string{"url", "sha256"}
+	pgoFields       = []string{"train"}
+	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus"}
 	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
@@ -395,6 +398,97 @@ func (c *collector) integer(n *yaml.Node, path string) (int, bool) {
 	return 0, false
 }
 
+// pgo decodes `pgo: true|false` or `pgo: {train: {tests, pipelines,
+// clients, data_size, keyspace, requests}}`; nil means off.
+func (c *collector) pgo(n *yaml.Node, path string) (*PGO, bool) {
+	nn := deref(n)
+	if nn != nil && nn.Kind == yaml.ScalarNode {
+		b, ok := c.boolean(n, path)
+		if !ok || !b {
+			return nil, ok
+		}
+		return &PGO{}, true
+	}
+	if nn == nil || nn.Kind != yaml.MappingNode {
+		c.errf(nn, path, "expected true, false or a mapping with train, got %s", describe(nn))
+		return nil, false
+	}
+	p, ok := &PGO{}, true
+	for _, kv := range c.pairs(nn, path, pgoFields) {
+		tp := join(path, kv.key)
+		tn := deref(kv.v)
+		if tn == nil || tn.Kind != yaml.MappingNode {
+			c.errf(tn, tp, "expected a mapping of %s, got %s", strings.Join(trainingFields, ", "), describe(tn))
+			ok = false
+			continue
+		}
+		for _, f := range c.pairs(tn, tp, trainingFields) {
+			fp := join(tp, f.key)
+			var fok bool
+			switch f.key {
+			case "tests":
+				var elems []*yaml.Node
+				if elems, fok = c.seq(f.v, fp); fok {
+					p.Train.Tests, fok = c.testNames(elems, fp)
+				}
+			case "pipelines":
+				var elems []*yaml.Node
+				elems, fok = c.seq(f.v, fp)
+				for i, e := range elems {
+					d, dok := c.integer(e, index(fp, i))
+					if dok && d < 1 {
+						c.errf(e, index(fp, i), "pipeline depth must be at least 1, got %d", d)
+						dok = false
+					}
+					fok = fok && dok
+					p.Train.Pipelines = append(p.Train.Pipelines, d)
+				}
+			default:
+				var d int
+				d, fok = c.integer(f.v, fp)
+				if fok && d < 1 {
+					c.errf(f.v, fp, "%s must be at least 1, got %d", f.key, d)
+					fok = false
+				}
+				switch f.key {
+				case "clients":
+					p.Train.Clients = d
+				case "data_size":
+					p.Train.DataSize = d
+				case "keyspace":
+					p.Train.Keyspace = d
+				case "requests":
+					p.Train.Requests = d
+				}
+			}
+			ok = ok && fok
+		}
+	}
+	return p, ok
+}
+
+// testNames decodes a list of load-generator test names (upper-cased),
+// each checked against the tests the generator has.
+func (c *collector) testNames(elems []*yaml.Node, path string) ([]string, bool) {
+	var out []string
+	ok := true
+	for i, e := range elems {
+		s, sok := c.str(e, index(path, i))
+		if !sok {
+			ok = false
+			continue
+		}
+		u := strings.ToUpper(s)
+		if !contains(benchTests, u) {
+			c.errf(e, index(path, i), "unknown test %q%s%s", s, suggest(u, benchTests), accepted(benchTests))
+			ok = false
+			continue
+		}
+		out = append(out, u)
+	}
+	return out, ok
+}
+
 // enum decodes a string and checks it against list, case-insensitively.
 func (c *collector) enum(n *yaml.Node, path string, list []string) (string, bool) {
 	s, ok := c.str(n, path)
@@ -487,6 +581,8 @@ func (c *collector) field(key string, n *yaml.Node, path string) (fval, bool) {
 				v.s, ok = c.enum(n, path, ltos)
 			}
 		}
+	case "pgo":
+		v.pgo, ok = c.pgo(n, path)
 	case "allocator":
 		v.s, ok = c.enum(n, path, allocators)
 	case "tls":
@@ -914,19 +1010,7 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 					c.errf(deref(f.v), fp, "a profile needs at least one test%s", accepted(benchTests))
 					continue
 				}
-				pr.Tests = nil
-				for i, e := range elems {
-					s, ok := c.str(e, index(fp, i))
-					if !ok {
-						continue
-					}
-					u := strings.ToUpper(s)
-					if !contains(benchTests, u) {
-						c.errf(e, index(fp, i), "unknown test %q%s%s", s, suggest(u, benchTests), accepted(benchTests))
-						continue
-					}
-					pr.Tests = append(pr.Tests, u)
-				}
+				pr.Tests, _ = c.testNames(elems, fp)
 			case "pipelines":
 				elems, ok := c.seq(f.v, fp)
 				if !ok {

@@ -300,6 +300,15 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 			ps.add(f, "gcc has no thin LTO (accepted with gcc: off, full)")
 		}
 	}
+	if f, ok := eff["pgo"]; ok && f.pgo != nil {
+		v.PGO = r.training(*f.pgo)
+		switch {
+		case comp.Family == FamilyZig:
+			ps.add(f, "pgo: zig cc has no profile-guided build here (accepted with gcc and clang)")
+		case v.Libc == LibcMusl || eff["libc"].s == LibcMusl:
+			ps.add(f, "pgo: not with libc musl (the training runs the instrumented server in the glibc build stage)")
+		}
+	}
 	v.CFlags = append([]string(nil), eff["cflags"].list...)
 	v.LDFlags = append([]string(nil), eff["ldflags"].list...)
 	v.Allocator = AllocJemalloc
@@ -315,6 +324,35 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 		r.checkMusl(v, eff, &ps)
 	}
 	return v, ps
+}
+
+// training fills p's unset training fields from the file's quick profile
+// (the built-in one when the file has none).
+func (r *resolver) training(p PGO) *PGO {
+	q, ok := r.rf.profiles["quick"]
+	if !ok {
+		q = DefaultProfiles()["quick"]
+	}
+	t := &p.Train
+	if len(t.Tests) == 0 {
+		t.Tests = slices.Clone(q.Tests)
+	}
+	if len(t.Pipelines) == 0 {
+		t.Pipelines = slices.Clone(q.Pipelines)
+	}
+	if t.Clients == 0 {
+		t.Clients = q.Clients
+	}
+	if t.DataSize == 0 {
+		t.DataSize = q.DataSize
+	}
+	if t.Keyspace == 0 {
+		t.Keyspace = q.Keyspace
+	}
+	if t.Requests == 0 {
+		t.Requests = DefaultTrainingRequests
+	}
+	return &p
 }
 
 // checkMusl refuses the musl builds that cannot work here, with the reason.
@@ -622,6 +660,11 @@ func expandName(tmpl string, v Variant) string {
 			return orDefault(v.Mtune)
 		case "lto":
 			return v.LTO
+		case "pgo":
+			if v.PGO != nil {
+				return "pgo"
+			}
+			return "nopgo"
 		case "allocator":
 			return v.Allocator
 		case "base":

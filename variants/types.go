@@ -85,7 +85,8 @@ type Variant struct {
 	Opt       string   `json:"opt"`             // O0, O1, O2, O3, Os, Ofast
 	March     string   `json:"march,omitempty"` // "" means the compiler's default
 	Mtune     string   `json:"mtune,omitempty"`
-	LTO       string   `json:"lto"` // off, thin, full
+	LTO       string   `json:"lto"`           // off, thin, full
+	PGO       *PGO     `json:"pgo,omitempty"` // nil: no profile-guided build
 	CFlags    []string `json:"cflags,omitempty"`
 	LDFlags   []string `json:"ldflags,omitempty"`
 	Allocator string   `json:"allocator"`
@@ -106,6 +107,31 @@ type Variant struct {
 	// Description is free text from the file, for reports.
 	Description string `json:"description,omitempty"`
 }
+
+// PGO is a profile-guided build: Redis built instrumented, trained by this
+// project's load generator inside the build, and built again with the
+// profile (gcc: -fprofile-generate/-fprofile-use; clang:
+// -fprofile-instr-generate, llvm-profdata merge, -fprofile-instr-use).
+// Only Redis's own sources are instrumented and optimised with it, not its
+// bundled dependencies.
+type PGO struct {
+	Train Training `json:"train"`
+}
+
+// Training is the load a PGO build is trained on: each test at each
+// pipeline depth for Requests requests, against a server prefilled as the
+// benchmark's is. Its defaults are the quick benchmark profile's.
+type Training struct {
+	Tests     []string `json:"tests"`
+	Pipelines []int    `json:"pipelines"`
+	Clients   int      `json:"clients"`
+	DataSize  int      `json:"data_size"`
+	Keyspace  int      `json:"keyspace"`
+	Requests  int      `json:"requests"` // per test and pipeline depth
+}
+
+// DefaultTrainingRequests is how many requests each training test sends.
+const DefaultTrainingRequests = 200000
 
 // IsReference reports whether v is a reference rather than an image ranked
 // against the references. Records written before Reference existed have

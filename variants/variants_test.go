@@ -36,6 +36,9 @@ func render(p *Plan, err error) string {
 		if v.Kind == KindImage {
 			extra += fmt.Sprintf(" reference=%t", v.IsReference())
 		}
+		if v.PGO != nil {
+			extra += fmt.Sprintf(" pgo=%+v", v.PGO.Train)
+		}
 		fmt.Fprintf(&b, "%s kind=%s id=%s redis=%s source=%s base=%s compiler=%s opt=%s march=%s mtune=%s lto=%s cflags=%q ldflags=%q allocator=%s tls=%t image=%s toolchain=%s%s\n",
 			v.Name, v.Kind, v.ID, v.Redis, v.Source.Name, v.Base, v.Compiler, v.Opt, v.March, v.Mtune, v.LTO, v.CFlags, v.LDFlags, v.Allocator, v.TLS, v.Image, v.Toolchain.Name, extra)
 	}
@@ -224,7 +227,7 @@ func TestDefaultFile(t *testing.T) {
 	for _, v := range p.All() {
 		names = append(names, v.Name)
 	}
-	want := "stock-debian official official-alpine gcc-o3-native gcc-o3-native-mimalloc zig-o3-native clang16-o3-lto gcc-o3-x86-64-v3"
+	want := "stock-debian official official-alpine gcc-o3-native gcc-o3-native-mimalloc zig-o3-native clang16-o3-lto gcc-o3-x86-64-v3 gcc-o3-native-pgo clang16-o3-lto-pgo"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("names = %s\nwant    %s", got, want)
 	}
@@ -393,7 +396,7 @@ func TestSelect(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, err := p.Select(nil)
-	if err != nil || len(all) != 8 {
+	if err != nil || len(all) != 10 {
 		t.Fatalf("Select(nil) = %d, %v", len(all), err)
 	}
 	got, err := p.Select([]string{"official", "gcc-*", "gcc-o3-native"})
@@ -404,7 +407,7 @@ func TestSelect(t *testing.T) {
 	for _, v := range got {
 		names = append(names, v.Name)
 	}
-	if s := strings.Join(names, " "); s != "official gcc-o3-native gcc-o3-native-mimalloc gcc-o3-x86-64-v3" {
+	if s := strings.Join(names, " "); s != "official gcc-o3-native gcc-o3-native-mimalloc gcc-o3-x86-64-v3 gcc-o3-native-pgo" {
 		t.Errorf("Select = %s", s)
 	}
 	_, err = p.Select([]string{"gcc-o3-nativ", "nope"})

@@ -77,6 +77,15 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) []
 		checks = append(checks, CompilerCheck(info, v.Compiler))
 		checks = append(checks, FlagChecks(info, v)...)
 		checks = append(checks, LibcCheck(info, v.Libc))
+		if v.PGO != nil {
+			report, err := e.CopyFileFromImage(ctx, image, PGOReportPath)
+			if err != nil {
+				add("pgo profile used", false, "reading %s from the image: %v", PGOReportPath, err)
+			} else {
+				checks = append(checks, PGOChecks(info, ParsePGOReport(report), labels, v)...)
+			}
+			checks = append(checks, pgoTwinCheck(ctx, e, bin, t))
+		}
 	case v.Kind == variants.KindOfficial && t.Pulled == nil:
 		add("binary compiler", true, "reference (%s recipe): records %s", v.Recipe, strings.Join(info.Comments, " | "))
 		checks = append(checks, LibcCheck(info, v.Libc))

@@ -82,6 +82,10 @@ type Target struct {
 	Server string         // where the image keeps redis-server ("" = ServerBinary(v))
 	Pulled *engine.Pulled // set when the image was pulled rather than built
 	Redis  string         // the Redis version a pulled image declares, for a spec that names none
+	// Twin is the image of the same spec without PGO, when the run built
+	// it: a PGO build's redis-server must differ from it.
+	Twin       string
+	TwinServer string
 }
 
 // Verify runs everything for variant v whose image is t and returns the

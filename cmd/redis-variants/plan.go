@@ -63,7 +63,7 @@ func runPlan(c pipeline.Config, o *planOptions) error {
 // writePlanTable prints one row per reference and variant.
 func writePlanTable(out io.Writer, plan *variants.Plan) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tID\tCOMPILER\tOPT\tMARCH\tMTUNE\tLTO\tFLAGS\tALLOCATOR\tLIBC\tTLS\tBASE\tSOURCE")
+	fmt.Fprintln(tw, "NAME\tKIND\tID\tCOMPILER\tOPT\tMARCH\tMTUNE\tLTO\tPGO\tFLAGS\tALLOCATOR\tLIBC\tTLS\tBASE\tSOURCE")
 	for _, v := range plan.All() {
 		comp := "-"
 		if v.Compiler.Family != "" {
@@ -89,8 +89,12 @@ func writePlanTable(out io.Writer, plan *variants.Plan) error {
 		if v.TLS {
 			tls = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			v.Name, v.Kind, v.ID, comp, dash(v.Opt), dash(v.March), dash(v.Mtune), dash(v.LTO),
+		pgo := "-"
+		if v.PGO != nil {
+			pgo = "on"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			v.Name, v.Kind, v.ID, comp, dash(v.Opt), dash(v.March), dash(v.Mtune), dash(v.LTO), pgo,
 			dash(strings.Join(flags, " ")), dash(v.Allocator), libc, tls, dash(v.Base), src)
 	}
 	if err := tw.Flush(); err != nil {
