@@ -33,7 +33,7 @@ type PGOReport struct {
 	ProfileSHA256           string
 	FilesWithoutProfile     int // gcc: "profile count data file not found"
 	Functions               int // clang: functions in the sources that reported
-	FunctionsWithoutProfile int // clang: "of N functions, M have no data"
+	FunctionsWithoutProfile int // clang: "of N functions, M have no data" (-Wprofile-instr-missing; no such line: every function had data)
 	Mismatched              int // sources whose profile is out of date (coverage mismatch)
 }
 
@@ -89,8 +89,7 @@ func PGOChecks(b *BinaryInfo, rep PGOReport, labels map[string]string, v variant
 	used.Detail = fmt.Sprintf("profile %s; sources without a profile: %d (at most %d); functions without data: %d of %d (at most %.0f%%); out of date: %d",
 		short(rep.ProfileSHA256), rep.FilesWithoutProfile, MaxFilesWithoutProfile, rep.FunctionsWithoutProfile, rep.Functions, 100*MaxFunctionsWithoutProfileShr, rep.Mismatched)
 	used.OK = rep.ProfileSHA256 != "" && rep.FilesWithoutProfile <= MaxFilesWithoutProfile &&
-		share <= MaxFunctionsWithoutProfileShr && rep.Mismatched == 0 &&
-		(v.Compiler.Family != variants.FamilyClang || rep.Functions > 0)
+		share <= MaxFunctionsWithoutProfileShr && rep.Mismatched == 0
 	label := Check{Name: "pgo label", OK: rep.ProfileSHA256 != "" && labels[labelPrefix+"pgo.profile"] == rep.ProfileSHA256,
 		Detail: fmt.Sprintf("label %s=%s; the build used %s", labelPrefix+"pgo.profile", short(labels[labelPrefix+"pgo.profile"]), short(rep.ProfileSHA256))}
 	out := []Check{flags, used, label}
