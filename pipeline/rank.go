@@ -87,6 +87,7 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	if th.Primary == "" && len(plan.References) > 0 {
 		th.Primary = plan.References[0].Name
 	}
+	th.Contrasts = pgoContrasts(plan)
 	for _, v := range plan.All() {
 		info := report.ImageInfo{Name: v.Name, Kind: v.Kind, Allocator: v.Allocator}
 		if v.Kind == variants.KindVariant {
@@ -127,6 +128,29 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		return ri && !rj
 	})
 	return ctx, th
+}
+
+// pgoContrasts pairs every PGO variant of the plan with the variant of
+// the same spec without PGO, when the plan has one.
+func pgoContrasts(plan *variants.Plan) []rank.Contrast {
+	byID := map[string]string{}
+	for _, v := range plan.Variants {
+		if v.PGO == nil {
+			byID[v.ID] = v.Name
+		}
+	}
+	var out []rank.Contrast
+	for _, v := range plan.Variants {
+		if v.PGO == nil {
+			continue
+		}
+		plain := v
+		plain.PGO = nil
+		if twin, ok := byID[variants.ID(plain)]; ok {
+			out = append(out, rank.Contrast{Image: v.Name, Versus: twin, Label: "PGO vs the same flags without it"})
+		}
+	}
+	return out
 }
 
 // origin says where an image came from, for the report: pulled (with the

@@ -247,6 +247,7 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 			fmt.Fprintf(&b, "### %s\n\n%s\n", bn, t)
 		}
 	}
+	b.WriteString(contrastsSection(r))
 	b.WriteString(axesSection(r))
 	b.WriteString(warningsSection(r, ctx))
 	b.WriteString(imagesSection(ctx))
@@ -485,6 +486,41 @@ func axisLabel(r rank.Ranking, name string) string {
 		}
 	}
 	return name
+}
+
+// contrastsSection compares the image pairs the ranking was asked to
+// contrast (a PGO build and the same flags without it), per benchmark and
+// overall; empty when there are none.
+func contrastsSection(r rank.Ranking) string {
+	if len(r.Contrasts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Contrasts\n\n")
+	b.WriteString("Each image against the one named, derived from their co-scheduled pairs with the primary reference (uncorrected 95% intervals; a tie when the interval holds 1).\n\n")
+	b.WriteString("| Image | versus | runtime | benchmark | ratio [95% CI] | verdict |\n|---|---|---|---|---|---|\n")
+	label := map[[2]string]string{}
+	for _, c := range r.Thresholds.Contrasts {
+		label[[2]string{c.Image, c.Versus}] = c.Label
+	}
+	for _, c := range r.Contrasts {
+		bench := "score (geometric mean)"
+		if c.Test != "" {
+			bench = rank.Bench{Test: c.Test, Pipeline: c.Pipeline}.String()
+		}
+		v := c.Verdict
+		if v != rank.Tie {
+			v = "**" + v + "**"
+		}
+		versus := "`" + c.Base + "`"
+		if l := label[[2]string{c.Image, c.Base}]; l != "" {
+			versus += " (" + l + ")"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s |\n", c.Image, versus, c.Runtime, bench,
+			interval(float64(c.Ratio), float64(c.Lo), float64(c.Hi)), v)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 func axesSection(r rank.Ranking) string {

@@ -369,3 +369,29 @@ func runChromium(t *testing.T, bin, dir string, args ...string) (stdout, stderr 
 	}
 	return o.String(), e.String()
 }
+
+// The contrasts the ranking holds get their own table, named with their
+// label; a ranking without any has no such section.
+func TestContrastsSection(t *testing.T) {
+	var r rank.Ranking
+	if strings.Contains(string(Markdown(r, Context{})), "## Contrasts") {
+		t.Fatal("a contrasts section without contrasts")
+	}
+	r.Thresholds.Contrasts = []rank.Contrast{{Image: "gcc-pgo", Versus: "gcc", Label: "PGO vs the same flags without it"}}
+	r.Contrasts = []rank.PairResult{
+		{PairKey: rank.PairKey{Image: "gcc-pgo", Base: "gcc", Runtime: "host"}, Test: "LRANGE_100", Pipeline: 16, Family: rank.FamilyContrast,
+			Estimate: rank.Estimate{Ratio: 1.21, Lo: 1.18, Hi: 1.24}, Verdict: rank.Faster},
+		{PairKey: rank.PairKey{Image: "gcc-pgo", Base: "gcc", Runtime: "host"}, Family: rank.FamilyContrast,
+			Estimate: rank.Estimate{Ratio: 1.004, Lo: 0.99, Hi: 1.02}, Verdict: rank.Tie},
+	}
+	md := string(Markdown(r, Context{}))
+	for _, want := range []string{
+		"## Contrasts",
+		"| `gcc-pgo` | `gcc` (PGO vs the same flags without it) | `host` | LRANGE_100 P16 | 1.210 [1.180, 1.240] | **faster** |",
+		"| score (geometric mean) | 1.004 [0.990, 1.020] | tie |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

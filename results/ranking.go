@@ -69,6 +69,17 @@ type Thresholds struct {
 	Seed           uint64  `json:"seed"`             // bootstrap seed; the same trials always give the same ranking
 	Primary        string  `json:"primary"`          // reference the ranks are computed against, listed first ("" = first reference by name)
 	Axes           []Axis  `json:"axes"`             // runtime axes (DefaultAxes)
+	// Contrasts are pairs of images compared with each other directly (a
+	// PGO build and the same flags without it), through the primary
+	// reference both were co-scheduled with.
+	Contrasts []Contrast `json:"contrasts,omitempty"`
+}
+
+// Contrast names two images to compare directly: Image against Versus.
+type Contrast struct {
+	Image  string `json:"image"`
+	Versus string `json:"versus"`
+	Label  string `json:"label"` // what differs, e.g. "PGO vs the same flags without it"
 }
 
 // Cell identifies the trials that are repetitions of one measurement.
@@ -216,8 +227,12 @@ type Ranking struct {
 	Method string `json:"method"`
 	// Pairs holds every co-scheduled result: the primary family (scores
 	// vs the primary reference), per-benchmark rows, controls and axes.
-	Pairs      []PairResult `json:"pairs"`
-	Controls   []Control    `json:"controls"` // the A/A contrast per runtime
+	Pairs    []PairResult `json:"pairs"`
+	Controls []Control    `json:"controls"` // the A/A contrast per runtime
+	// Contrasts compare the images Thresholds.Contrasts names directly,
+	// per benchmark and on the score (Test == ""), derived through the
+	// primary reference.
+	Contrasts  []PairResult `json:"contrasts,omitempty"`
 	Resolution Resolution   `json:"resolution"`
 	// SplitHalfMaxZ is the largest |z| between odd- and even-window
 	// estimates over the primary family and the controls.
