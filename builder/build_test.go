@@ -69,34 +69,10 @@ func TestBuildIntegration(t *testing.T) {
 		}
 	}
 
-	eng, err := engine.New(ctx)
-	if err != nil {
-		t.Fatalf("Docker Engine is needed: %v", err)
-	}
-	defer eng.Close()
-	unlock, err := machine.Lock(ctx, machine.LockFile(filepath.Join(root, ".state")), "test", os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-
-	ropt, err := dockerfiles.HostOptions(sources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := t.TempDir()
+	env := newTestEnv(ctx, t, root, sources)
+	eng := env.eng
 	newBuilder := func(run string, force bool) (*Builder, *results.Run) {
-		r, err := results.Open(filepath.Join(runs, run))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := New(ctx, Options{Host: solve.Address(), Jobs: 2, Run: r, RunsRoot: runs, Engine: eng, Recipe: ropt, Force: force,
-			Progress: testWriter{t}, Mode: "plain"})
-		if err != nil {
-			t.Fatalf("buildkitd is needed: %v", err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b, r
+		return env.builder(run, env.recipe, force)
 	}
 
 	// Run 1: solve everything (forced, so a warm machine solves too).
@@ -164,6 +140,53 @@ func TestBuildIntegration(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("an up-to-date build took %s", d)
 	}
+}
+
+// testEnv is what the integration tests build with: the real Docker
+// Engine and buildkitd, the machine lock held for the test, the host's
+// recipe options and a folder of run folders.
+type testEnv struct {
+	ctx    context.Context
+	t      *testing.T
+	eng    *engine.Client
+	recipe dockerfiles.Options
+	runs   string
+}
+
+func newTestEnv(ctx context.Context, t *testing.T, root, sources string) *testEnv {
+	t.Helper()
+	eng, err := engine.New(ctx)
+	if err != nil {
+		t.Fatalf("Docker Engine is needed: %v", err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	unlock, err := machine.Lock(ctx, machine.LockFile(filepath.Join(root, ".state")), "test", os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
+	ropt, err := dockerfiles.HostOptions(sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{ctx: ctx, t: t, eng: eng, recipe: ropt, runs: t.TempDir()}
+}
+
+// builder is a Builder into the run folder named run, with recipe options ro.
+func (e *testEnv) builder(run string, ro dockerfiles.Options, force bool) (*Builder, *results.Run) {
+	t := e.t
+	t.Helper()
+	r, err := results.Open(filepath.Join(e.runs, run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(e.ctx, Options{Host: solve.Address(), Jobs: 2, Run: r, RunsRoot: e.runs, Engine: e.eng, Recipe: ro, Force: force,
+		Progress: testWriter{t}, Mode: "plain"})
+	if err != nil {
+		t.Fatalf("buildkitd is needed: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b, r
 }
 
 func okOnly(vs []variants.Variant) []variants.Variant {

@@ -13,11 +13,8 @@ import (
 	"time"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
-	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
-	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
-	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 	"github.com/redis-variants/redis-variants/verify"
 )
@@ -63,34 +60,12 @@ func TestPGOBuildIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs := plan.All()
-	eng, err := engine.New(ctx)
-	if err != nil {
-		t.Fatalf("Docker Engine is needed: %v", err)
-	}
-	defer eng.Close()
-	unlock, err := machine.Lock(ctx, machine.LockFile(filepath.Join(root, ".state")), "test", os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	ropt, err := dockerfiles.HostOptions(sources)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := newTestEnv(ctx, t, root, sources)
+	eng := env.eng
+	ropt := env.recipe
 	ropt.LoadgenDir = staticLoadgen(t)
-	runs := t.TempDir()
 	newBuilder := func(run string, ro dockerfiles.Options) (*Builder, *results.Run) {
-		r, err := results.Open(filepath.Join(runs, run))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := New(ctx, Options{Host: solve.Address(), Jobs: 2, Run: r, RunsRoot: runs, Engine: eng, Recipe: ro, Force: true,
-			Progress: testWriter{t}, Mode: "plain"})
-		if err != nil {
-			t.Fatalf("buildkitd is needed: %v", err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b, r
+		return env.builder(run, ro, true)
 	}
 
 	b, run := newBuilder("r1", ropt)
