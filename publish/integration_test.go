@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-variants/redis-variants/artifact"
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/results"
@@ -154,8 +157,25 @@ func TestPublishDockerImage(t *testing.T) {
 		}
 		repo, _ := name.NewRepository(reg + "/" + repoName)
 		tags, err := remote.List(repo)
+		tags = slices.DeleteFunc(tags, func(t string) bool { return strings.HasPrefix(t, "sha256-") }) // referrers fallback tags
 		if err != nil || len(tags) != 3 {
 			t.Errorf("%s: tags %v %v, want the three of gcc-o2 (none for the unverified gcc-o3)", reg, tags, err)
+		}
+		// The run's results are attached to the image, and come back as
+		// the run folder they were packed from.
+		a, err := artifact.Resolve(ctx, repo.Tag("7.0.15-best"))
+		if err != nil {
+			t.Fatalf("%s: the results attached to the best image: %v", reg, err)
+		}
+		if a.Ref.String() != im.Results || a.Run() != "20261129-223300" || a.Manifest.Subject.Digest.String() != im.Digest {
+			t.Errorf("%s: resolved %s (run %s, subject %v), published %s on %s", reg, a.Ref, a.Run(), a.Manifest.Subject, im.Results, im.Digest)
+		}
+		back, err := a.Pull(ctx, filepath.Join(t.TempDir(), a.Run()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rk, err := back.Ranking(); err != nil || rk.Standings[0].Entries[0].Image != "gcc-o2" || rk.Standings[0].Entries[0].Rank != 1 {
+			t.Errorf("%s: the pulled ranking: %+v %v", reg, rk, err)
 		}
 		pulled, err := remote.Image(repo.Tag("7.0.15-best"))
 		if err != nil {

@@ -35,10 +35,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/redis-variants/redis-variants/artifact"
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/results"
 )
@@ -186,6 +186,32 @@ func RepoName(registry, repo string, insecure bool) (name.Repository, error) {
 	return r, nil
 }
 
+// Reference parses a registry reference (by tag or digest), with plain
+// HTTP for local registries, an http:// prefix or when insecure, as
+// RepoName does.
+func Reference(s string, insecure bool) (name.Reference, error) {
+	for _, p := range []string{"http://", "https://"} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			insecure, s = insecure || p == "http://", rest
+		}
+	}
+	var opts []name.Option
+	if insecure || isLocal(s) {
+		opts = append(opts, name.Insecure)
+	}
+	r, err := name.ParseReference(s, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("reference %q: %w", s, err)
+	}
+	return r, nil
+}
+
+// ReadOptions are the go-containerregistry options of every read: the
+// context, the Docker config's credentials, this tool's user agent.
+func ReadOptions(ctx context.Context) []remote.Option {
+	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithUserAgent("redis-variants")}
+}
+
 func isLocal(reg string) bool {
 	host, _, _ := strings.Cut(reg, "/")
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -310,8 +336,7 @@ func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error
 	}
 	p := &pushing{opts: opts, repo: repo, pusher: pusher, ropts: ropts, src: src, cache: &layerCache{cache}}
 
-	// Phase 1: upload every image by digest and read it back. Phase 2:
-	// tags, only for images whose upload was confirmed.
+	// Phase 1: upload every image by digest and read it back.
 	imgs := make([]*manifest, len(sel.Images))
 	var failed []string
 	for i, s := range sel.Images {
@@ -326,6 +351,12 @@ func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error
 		pub.Images[i].Digest = digest.String()
 		pub.Images[i].Ref = repo.Digest(digest.String()).String()
 	}
+	// Phase 2: the run's results, attached to every uploaded image as a
+	// referrer, before any tag: a tag always finds its evidence.
+	if err := p.attach(ctx, sel, imgs, &pub); err != nil {
+		failed = append(failed, err.Error())
+	}
+	// Phase 3: tags, only for images whose upload was confirmed.
 	for i, s := range sel.Images {
 		if imgs[i] == nil {
 			continue
@@ -437,7 +468,7 @@ func (p *pushing) upload(ctx context.Context, s Selected) (*manifest, v1.Hash, e
 	ref := p.repo.Digest(digest.String())
 	p.logf("uploading %s as %s\n", s.Variant.Name, ref)
 	if err := p.retry(ctx, func() error { return p.pusher.Push(ctx, ref, img) }); err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("pushing %s%s: %w", ref, httpStatus(err), err)
+		return nil, v1.Hash{}, fmt.Errorf("pushing %s%s: %w", ref, artifact.StatusOf(err), err)
 	}
 	if err := p.check(ctx, ref, digest); err != nil {
 		return nil, v1.Hash{}, err
@@ -453,11 +484,54 @@ func (p *pushing) upload(ctx context.Context, s Selected) (*manifest, v1.Hash, e
 	return &manifest{raw: raw, mt: mt, digest: digest}, digest, nil
 }
 
+// attach pushes the run's results artifact once per uploaded image, with
+// the image as its subject, and records each artifact's reference. An
+// image whose attachment fails keeps its upload but gets no tags.
+func (p *pushing) attach(ctx context.Context, sel *Selection, imgs []*manifest, pub *Published) error {
+	var todo []int
+	for i := range imgs {
+		if imgs[i] != nil {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	bundle, err := artifact.Pack(&results.Run{Dir: sel.Run})
+	if err != nil {
+		for _, i := range todo {
+			imgs[i] = nil
+			pub.Images[i].Error = err.Error()
+		}
+		return err
+	}
+	var errs []error
+	for _, i := range todo {
+		m := imgs[i]
+		subject := v1.Descriptor{MediaType: m.mt, Size: int64(len(m.raw)), Digest: m.digest}
+		var ref name.Digest
+		err := p.retry(ctx, func() error {
+			var err error
+			ref, err = artifact.Push(ctx, bundle, p.repo, subject, p.ropts...)
+			return err
+		})
+		if err != nil {
+			imgs[i] = nil
+			pub.Images[i].Error = err.Error()
+			errs = append(errs, fmt.Errorf("%s: attaching the results: %w", sel.Images[i].Variant.Name, err))
+			continue
+		}
+		pub.Images[i].Results = ref.String()
+		p.logf("attached the results of %s to %s as %s\n", bundle.Run, sel.Images[i].Variant.Name, ref)
+	}
+	return errors.Join(errs...)
+}
+
 // tag points ref at an uploaded manifest (a manifest PUT on the shared
 // pusher) and reads it back.
 func (p *pushing) tag(ctx context.Context, ref name.Tag, m *manifest) error {
 	if err := p.retry(ctx, func() error { return p.pusher.Put(ctx, ref, m) }); err != nil {
-		return fmt.Errorf("manifest PUT%s: %w", httpStatus(err), err)
+		return fmt.Errorf("manifest PUT%s: %w", artifact.StatusOf(err), err)
 	}
 	return p.check(ctx, ref, m.digest)
 }
@@ -499,15 +573,6 @@ func (p *pushing) retry(ctx context.Context, f func() error) error {
 		}
 	}
 	return err
-}
-
-// httpStatus returns " (HTTP 500)" when err is a registry error response.
-func httpStatus(err error) string {
-	var te *transport.Error
-	if errors.As(err, &te) && te.StatusCode != 0 {
-		return fmt.Sprintf(" (HTTP %d)", te.StatusCode)
-	}
-	return ""
 }
 
 func connectionError(err error) bool {

@@ -381,12 +381,23 @@ func TestPublishInProcessRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(tags)
+	// One referrers fallback tag per image: the results attached to it.
+	var wantFallback []string
+	for _, im := range pub.Images {
+		wantFallback = append(wantFallback, strings.Replace(im.Digest, ":", "-", 1))
+	}
+	slices.Sort(wantFallback)
+	fallback := slices.DeleteFunc(slices.Clone(tags), func(t string) bool { return !strings.HasPrefix(t, "sha256-") })
+	tags = slices.DeleteFunc(tags, func(t string) bool { return strings.HasPrefix(t, "sha256-") })
 	wantTags := []string{"7.0.15-best", "7.0.15-best-v1", "7.0.15-best-v3", "7.0.15-clang-o2", "7.0.15-gcc-o3-native", "7.0.15-gcc-o3-v3"}
 	if !slices.Equal(tags, wantTags) {
 		t.Errorf("registry tags %v, want %v", tags, wantTags)
 	}
+	if !slices.Equal(fallback, wantFallback) {
+		t.Errorf("referrers fallback tags %v, want one per image %v", fallback, wantFallback)
+	}
 	for _, im := range pub.Images {
-		if im.Error != "" || len(im.Pushed) != len(im.Tags) || !strings.HasPrefix(im.Ref, reg+"/redis-variants@sha256:") {
+		if im.Error != "" || len(im.Pushed) != len(im.Tags) || !strings.HasPrefix(im.Ref, reg+"/redis-variants@sha256:") || !strings.HasPrefix(im.Results, reg+"/redis-variants@sha256:") {
 			t.Errorf("%s: %+v", im.Variant, im)
 		}
 		for _, tag := range im.Tags {

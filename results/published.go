@@ -30,6 +30,9 @@ type PublishedImage struct {
 	// Both are empty on a dry run.
 	Ref    string `json:"ref,omitempty"`
 	Digest string `json:"digest,omitempty"`
+	// Results is repository@digest of the run's results artifact attached
+	// to the image (its subject), empty when none was.
+	Results string `json:"results,omitempty"`
 	// Tags are the full tag references planned; Pushed those written and
 	// read back with the right digest.
 	Tags        []string          `json:"tags"`

@@ -21,7 +21,9 @@ interval, for the best variant of that column on that CPU. Bold is the best
 on the CPU, "=" marks a cell whose interval overlaps the best's, "≈" one that
 cannot be told from the reference.
 
-Reads every run folder under --runs plus the folders given. When a variant
+Reads every run folder under --runs plus the folders given, and with --from
+every results artifact publish attached to images in a registry repository
+(one per run: a run already here is read from its local folder). When a variant
 was measured on the same CPU in several runs, the latest run counts. A run
 that cannot be read is reported and skipped.
 
@@ -29,9 +31,10 @@ The Markdown table goes to stdout; --html writes a self-contained page with
 an SVG chart, --csv one line per cell ("-" for stdout instead of Markdown).`,
 		Example: `  redis-variants history
   redis-variants history --by compiler --html history.html
+  redis-variants history --from 127.0.0.1:5000/redis-variants --html history.html
   redis-variants history --no-runs ci-results/xeon-run ci-results/epyc-run --csv -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return pipeline.History(config(cmd, g), *o, args)
+			return pipeline.History(cmd.Context(), config(cmd, g), *o, args)
 		},
 	}
 	f := cmd.Flags()
@@ -41,5 +44,7 @@ an SVG chart, --csv one line per cell ("-" for stdout instead of Markdown).`,
 	f.StringVar(&o.HTML, "html", "", "also write a self-contained HTML page with an SVG chart to this file")
 	f.StringVar(&o.CSV, "csv", "", `also write CSV to this file ("-" = stdout, instead of the Markdown table)`)
 	f.BoolVar(&o.NoRuns, "no-runs", false, "read only the folders given, not every run under --runs")
+	f.StringArrayVar(&o.From, "from", nil, "also merge every results artifact in this registry repository (REGISTRY/REPO, repeatable)")
+	f.BoolVar(&o.Insecure, "insecure", false, "use plain HTTP for a --from registry that is not local")
 	return cmd
 }

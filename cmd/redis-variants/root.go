@@ -53,7 +53,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.BuildKit, "buildkit", solve.Address(), "buildkitd address (BUILDKIT_HOST)")
 	for _, f := range []func(*globals) *cobra.Command{
 		newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
-		newCmdPublish, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
+		newCmdPublish, newCmdResults, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
 		newCmdSeedBase, newCmdSeedOfficial,
 	} {
 		root.AddCommand(f(g))
