@@ -143,7 +143,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 	// interval so that this test fails about once in a thousand runs, not
 	// once in forty, while a real difference of 2% would still show.
 	for _, e := range []rank.Estimate{twin.Estimate, aa.Estimate} {
-		if lo, hi := rank.Interval(e, 0.999); lo > 1 || hi < 1 || math.Abs(e.LogMean) > 0.02 {
+		if lo, hi := rank.Interval(e, 0.999); lo > 1 || hi < 1 || math.Abs(float64(e.LogMean)) > 0.02 {
 			t.Errorf("an image against itself: %.4f, 99.9%% interval [%.4f, %.4f]", float64(e.Ratio), lo, hi)
 		}
 	}

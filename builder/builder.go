@@ -153,7 +153,11 @@ func summary(r Result) string {
 	case r.Status == StatusFailed:
 		return fmt.Sprintf("FAILED after %s: %s (log: %s)", r.Duration.Round(time.Millisecond), r.Error, r.Log)
 	case r.Pulled != nil:
-		return fmt.Sprintf("pulled %s@%s (%s) as %s in %s", r.Pulled.Resolved, r.Pulled.Digest, r.Pulled.Platform, r.Image, r.Duration.Round(time.Millisecond))
+		from := r.Pulled.Resolved
+		if !strings.Contains(from, "@") {
+			from += "@" + r.Pulled.Digest
+		}
+		return fmt.Sprintf("pulled %s (%s) as %s in %s", from, r.Pulled.Platform, r.Image, r.Duration.Round(time.Millisecond))
 	case r.UpToDate:
 		return fmt.Sprintf("uptodate %s (%s)", r.Image, short(r.ConfigDigest))
 	default:

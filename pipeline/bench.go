@@ -26,6 +26,9 @@ type BenchOptions struct {
 	Replicates int
 	Budget     time.Duration
 	Seed       int64
+	// Generator runs the load (nil = bench.ExecGenerator: this binary's
+	// loadgen in a child process); tests give bench.InProcess.
+	Generator bench.Generator
 }
 
 // primaryOf is the plan's primary reference: its first reference.
@@ -108,6 +111,7 @@ func Bench(ctx context.Context, c Config, o BenchOptions) error {
 		Replicates: o.Replicates,
 		Budget:     budget,
 		Seed:       o.Seed,
+		Generator:  o.Generator,
 		LockFile:   machine.LockFile(c.State),
 		Log:        errw,
 	})

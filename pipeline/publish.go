@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 // PublishOptions are the flags of `redis-variants publish`.
@@ -38,12 +40,35 @@ func Publish(ctx context.Context, c Config, o PublishOptions) error {
 		reg = c.Registry
 	}
 	errw := c.Err
-	pub, err := publish.Publish(ctx, run, publish.Options{
+	po := publish.Options{
 		Registry: reg, Repo: o.Repo, Top: o.Top, Only: o.Only, Runtime: o.Runtime,
 		DryRun: o.DryRun, Insecure: o.Insecure, LayerCache: o.LayerCache, Log: errw,
-	})
+	}
+	publishFn := publish.Publish
+	if pulledRun(run) {
+		// A bench --images run measured images that are published
+		// already: its results are attached to them, nothing else.
+		fmt.Fprintf(errw, "publish: %s benchmarked published images; attaching its results to them\n", run.Dir)
+		publishFn = publish.Attach
+	}
+	pub, err := publishFn(ctx, run, po)
 	printPublished(c.Out, errw, pub)
 	return err
+}
+
+// pulledRun reports whether run is a `bench --images` run: every variant
+// of its plan is a published image, pulled by digest.
+func pulledRun(run *results.Run) bool {
+	p, err := run.Plan()
+	if err != nil || len(p.Variants) == 0 {
+		return false
+	}
+	for _, v := range p.Variants {
+		if v.Kind != variants.KindImage || !strings.Contains(v.Image, "@sha256:") || v.ID == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // printPublished prints what was (or on a dry run would be) pushed, and

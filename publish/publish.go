@@ -22,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -642,4 +644,76 @@ func annotate(img v1.Image, meta map[string]string, cache *layerCache) (v1.Image
 		return nil, err
 	}
 	return mutate.Annotations(out, meta).(v1.Image), nil
+}
+
+// Attach adds run's results to images already in the registry: the
+// published images a `bench --images` run pulled by digest from opts'
+// repository (other entries are left alone). Nothing is pushed but the
+// results artifact, one per image, with the image as its subject; the
+// images and their tags are not touched. It returns the artifacts'
+// references, and is recorded in published.json like a publication.
+func Attach(ctx context.Context, run *results.Run, opts Options) (Published, error) {
+	p, err := NewPusher(opts)
+	if err != nil {
+		return Published{}, err
+	}
+	opts, repo := p.opts, p.repo
+	pub := Published{Run: run.Dir, Registry: repo.RegistryStr(), Repository: repo.String(), Runtime: opts.Runtime, DryRun: opts.DryRun}
+	builds, _, err := results.LoadBuilds(run)
+	if err != nil {
+		return pub, err
+	}
+	var subjects []name.Digest
+	var images []Image
+	for _, n := range slices.Sorted(maps.Keys(builds)) {
+		b := builds[n]
+		if b.Pulled == nil || b.Variant.Reference || b.Variant.Image == "" {
+			continue
+		}
+		d, err := name.NewDigest(b.Variant.Image, name.Insecure)
+		if err != nil || d.Context().String() != repo.String() {
+			continue
+		}
+		subjects = append(subjects, d)
+		images = append(images, Image{Variant: n, ID: b.Variant.ID, Source: b.Image, SourceID: b.ConfigDigest, Ref: d.String(), Digest: d.DigestStr()})
+	}
+	if len(subjects) == 0 {
+		return pub, fmt.Errorf("nothing to attach: no entry of %s was pulled by digest from %s (attach applies to a `bench --images` run of that repository)", run.Dir, repo)
+	}
+	pub.Images = images
+	if opts.DryRun {
+		pub.Finished = time.Now().UTC()
+		return pub, nil
+	}
+	bundle, err := artifact.Pack(run)
+	if err != nil {
+		return pub, err
+	}
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(opts.Keychain), remote.WithUserAgent("redis-variants")}
+	if opts.Transport != nil {
+		ropts = append(ropts, remote.WithTransport(opts.Transport))
+	}
+	var errs []error
+	for i, d := range subjects {
+		desc, err := remote.Head(d, ropts...)
+		if err != nil {
+			err = fmt.Errorf("%s: image %s%s: %w", images[i].Variant, d, artifact.StatusOf(err), err)
+			pub.Images[i].Error, errs = err.Error(), append(errs, err)
+			continue
+		}
+		ref, err := artifact.Push(ctx, bundle, repo, *desc, ropts...)
+		if err != nil {
+			pub.Images[i].Error, errs = err.Error(), append(errs, err)
+			continue
+		}
+		pub.Images[i].Results = ref.String()
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "attached the results of %s to %s (%s) as %s\n", bundle.Run, images[i].Variant, d, ref)
+		}
+	}
+	pub.Finished = time.Now().UTC()
+	if rerr := run.AppendPublication(pub); rerr != nil {
+		errs = append(errs, fmt.Errorf("recording the attachment: %w", rerr))
+	}
+	return pub, errors.Join(errs...)
 }

@@ -52,8 +52,8 @@ func Agree(a, b Ranking, rt string) Agreement {
 	maxZ := math.NaN()
 	for _, n := range names {
 		x, y := pa[n], pb[n]
-		z := (x.LogMean - y.LogMean) / math.Sqrt(x.SE*x.SE+y.SE*y.SE)
-		ag.Images = append(ag.Images, ImageAgreement{Image: n, A: x.Ratio, B: y.Ratio, Z: Num(z), SEA: x.SE, SEB: y.SE})
+		z := float64(x.LogMean-y.LogMean) / math.Sqrt(float64(x.SE*x.SE+y.SE*y.SE))
+		ag.Images = append(ag.Images, ImageAgreement{Image: n, A: x.Ratio, B: y.Ratio, Z: Num(z), SEA: float64(x.SE), SEB: float64(y.SE)})
 		if !math.IsNaN(z) && (math.IsNaN(maxZ) || math.Abs(z) > maxZ) {
 			maxZ = math.Abs(z)
 		}

@@ -50,7 +50,7 @@ func pairStandings(pa *pairAnalysis, refs []string, th Thresholds) []Standings {
 			nb = max(nb, e.r.Benchmarks)
 		}
 		es = append(es, est{image: prim, ref: true, prim: true, r: PairResult{Benchmarks: nb},
-			e: Estimate{Ratio: 1, Lo: 1, Hi: 1, LogMean: 0, SE: 0, DF: math.Inf(1), P: nan, SignRankP: nan, Confidence: 1}})
+			e: Estimate{Ratio: 1, Lo: 1, Hi: 1, LogMean: 0, SE: 0, DF: Num(math.Inf(1)), P: nan, SignRankP: nan, Confidence: 1}})
 		// Other references that have a pair: the columns of Versus.
 		cols := []string{prim}
 		for _, e := range es {
@@ -65,8 +65,8 @@ func pairStandings(pa *pairAnalysis, refs []string, th Thresholds) []Standings {
 		}
 		sort.SliceStable(es, func(i, j int) bool {
 			a, b := es[i].e.LogMean, es[j].e.LogMean
-			if math.IsNaN(a) != math.IsNaN(b) {
-				return !math.IsNaN(a)
+			if a.IsNaN() != b.IsNaN() {
+				return !a.IsNaN()
 			}
 			if a != b {
 				return a > b

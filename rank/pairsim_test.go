@@ -254,7 +254,7 @@ func TestSideSwapCancelsSlotBias(t *testing.T) {
 		t.Fatalf("controls %+v", rk.Controls)
 	}
 	c := rk.Controls[0]
-	if !c.Balanced || math.Abs(c.LogMean) > 0.002 || math.Abs(c.SideEffect+0.01) > 0.002 {
+	if !c.Balanced || math.Abs(float64(c.LogMean)) > 0.002 || math.Abs(float64(c.SideEffect)+0.01) > 0.002 {
 		t.Errorf("balanced A/A with slot bias: mean %.4f side %.4f balanced %v", c.LogMean, c.SideEffect, c.Balanced)
 	}
 	if c.Significant {

@@ -63,8 +63,8 @@ func estimate(v []float64, swapped []bool) (m, se, df, side float64, balanced bo
 // makeEstimate fills an Estimate from replicate values at confidence conf.
 func makeEstimate(v []float64, swapped []bool, windows []float64, wsd float64, conf float64) Estimate {
 	m, se, df, side, bal := estimate(v, swapped)
-	e := Estimate{LogMean: m, SE: se, DF: df, Replicates: len(v), Windows: len(windows),
-		Balanced: bal, SideEffect: side, WindowSD: wsd, Confidence: conf,
+	e := Estimate{LogMean: Num(m), SE: Num(se), DF: Num(df), Replicates: len(v), Windows: len(windows),
+		Balanced: bal, SideEffect: Num(side), WindowSD: Num(wsd), Confidence: conf,
 		Ratio: Num(math.Exp(m)), Lo: nan, Hi: nan, P: nan, SignRankP: Num(SignedRankP(windows))}
 	setInterval(&e, conf)
 	return e
@@ -73,22 +73,23 @@ func makeEstimate(v []float64, swapped []bool, windows []float64, wsd float64, c
 // setInterval sets e's t interval and p-value at confidence conf.
 func setInterval(e *Estimate, conf float64) {
 	e.Confidence = conf
-	if !(e.SE >= 0) || !(e.DF > 0) || math.IsNaN(e.LogMean) {
+	lm, se, df := float64(e.LogMean), float64(e.SE), float64(e.DF)
+	if !(se >= 0) || !(df > 0) || math.IsNaN(lm) {
 		e.Lo, e.Hi, e.P = nan, nan, nan
 		return
 	}
-	if e.SE == 0 {
-		e.Lo, e.Hi = Num(math.Exp(e.LogMean)), Num(math.Exp(e.LogMean))
-		if e.LogMean == 0 {
+	if se == 0 {
+		e.Lo, e.Hi = Num(math.Exp(lm)), Num(math.Exp(lm))
+		if lm == 0 {
 			e.P = 1
 		} else {
 			e.P = 0
 		}
 		return
 	}
-	t := studentQuantile(1-(1-conf)/2, e.DF)
-	e.Lo, e.Hi = Num(math.Exp(e.LogMean-t*e.SE)), Num(math.Exp(e.LogMean+t*e.SE))
-	e.P = Num(studentP(e.LogMean/e.SE, e.DF))
+	t := studentQuantile(1-(1-conf)/2, df)
+	e.Lo, e.Hi = Num(math.Exp(lm-t*se)), Num(math.Exp(lm+t*se))
+	e.P = Num(studentP(lm/se, df))
 }
 
 // derive is the difference a − b of two independent estimates (log),
@@ -96,19 +97,19 @@ func setInterval(e *Estimate, conf float64) {
 func derive(a, b Estimate, conf float64) Estimate {
 	e := Estimate{LogMean: a.LogMean - b.LogMean, Replicates: min(a.Replicates, b.Replicates),
 		Windows: min(a.Windows, b.Windows), Balanced: a.Balanced && b.Balanced, SignRankP: nan}
-	va, vb := a.SE*a.SE, b.SE*b.SE
-	e.SE = math.Sqrt(va + vb)
+	va, vb := float64(a.SE*a.SE), float64(b.SE*b.SE)
+	e.SE = Num(math.Sqrt(va + vb))
 	switch {
 	case va == 0 && vb == 0:
-		e.DF = math.Max(a.DF, b.DF)
+		e.DF = Num(math.Max(float64(a.DF), float64(b.DF)))
 	case va == 0:
 		e.DF = b.DF
 	case vb == 0:
 		e.DF = a.DF
 	default:
-		e.DF = (va + vb) * (va + vb) / (va*va/a.DF + vb*vb/b.DF)
+		e.DF = Num((va + vb) * (va + vb) / (va*va/float64(a.DF) + vb*vb/float64(b.DF)))
 	}
-	e.Ratio = Num(math.Exp(e.LogMean))
+	e.Ratio = Num(math.Exp(float64(e.LogMean)))
 	setInterval(&e, conf)
 	return e
 }

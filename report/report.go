@@ -199,7 +199,7 @@ func PairsCSV(r rank.Ranking) ([]byte, error) {
 		row := []string{p.Kind, p.Family, p.Image, p.Runtime, p.Base, p.BaseRuntime, p.Test, pipe,
 			g(float64(p.Ratio)), g(float64(p.Lo)), g(float64(p.Hi)), g(p.Confidence), g(float64(p.P)), g(float64(p.PAdj)), g(float64(p.SignRankP)),
 			p.Verdict, strconv.Itoa(p.Replicates), strconv.Itoa(p.Windows),
-			g(p.LogMean), g(p.SE), g(p.DF), g(p.WindowSD), g(p.SideEffect), strconv.FormatBool(p.Balanced), g(p.Saturation), g(p.Steal), g(float64(p.SplitZ))}
+			g(float64(p.LogMean)), g(float64(p.SE)), g(float64(p.DF)), g(float64(p.WindowSD)), g(float64(p.SideEffect)), strconv.FormatBool(p.Balanced), g(p.Saturation), g(p.Steal), g(float64(p.SplitZ))}
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}

@@ -286,16 +286,18 @@ type Estimate struct {
 	Lo         Num     `json:"lo"`
 	Hi         Num     `json:"hi"`
 	Confidence float64 `json:"confidence"` // coverage of [Lo, Hi] (simultaneous over the family for primary results)
-	LogMean    float64 `json:"log_mean"`
-	SE         float64 `json:"se"` // standard error of LogMean
-	DF         float64 `json:"df"`
-	P          Num     `json:"p"`           // two-sided t test of ratio = 1
-	SignRankP  Num     `json:"sign_rank_p"` // Wilcoxon signed-rank over the windows: a cross-check
-	Replicates int     `json:"replicates"`
-	Windows    int     `json:"windows"`
-	Balanced   bool    `json:"balanced"`    // both sides measured ≥ 2 times: the side effect was removed
-	SideEffect float64 `json:"side_effect"` // estimated slot bias, log (slot A over slot B), 0 when unbalanced
-	WindowSD   float64 `json:"window_sd"`   // sd of the per-window log ratios around their replicate's mean
+	// LogMean, SE, DF, SideEffect and WindowSD are Num: one replicate has
+	// no SE (NaN) and an exact estimate an infinite df; JSON gets null.
+	LogMean    Num  `json:"log_mean"`
+	SE         Num  `json:"se"` // standard error of LogMean
+	DF         Num  `json:"df"`
+	P          Num  `json:"p"`           // two-sided t test of ratio = 1
+	SignRankP  Num  `json:"sign_rank_p"` // Wilcoxon signed-rank over the windows: a cross-check
+	Replicates int  `json:"replicates"`
+	Windows    int  `json:"windows"`
+	Balanced   bool `json:"balanced"`    // both sides measured ≥ 2 times: the side effect was removed
+	SideEffect Num  `json:"side_effect"` // estimated slot bias, log (slot A over slot B), 0 when unbalanced
+	WindowSD   Num  `json:"window_sd"`   // sd of the per-window log ratios around their replicate's mean
 }
 
 // HalfWidth is the interval's relative half-width: the smallest ratio

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/redis-variants/redis-variants/variants"
@@ -73,5 +74,34 @@ func TestRecordsRoundTrip(t *testing.T) {
 	}
 	if _, err := r.Ranking(); err == nil || errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a corrupt ranking.json read as %v", err)
+	}
+}
+
+// TestEstimateNaNRoundTrip: a one-replicate estimate (no SE) and an exact
+// one (infinite df) are written as null and read back as NaN; the ranking
+// is written, not refused. A NaN in a plain float64
+// field elsewhere is named in the error.
+func TestEstimateNaNRoundTrip(t *testing.T) {
+	r, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Estimate{Ratio: 1.01, Lo: Num(math.NaN()), Hi: Num(math.NaN()), Confidence: 0.95, LogMean: 0.01,
+		SE: Num(math.NaN()), DF: Num(math.Inf(1)), Replicates: 1, Windows: 2, WindowSD: Num(math.NaN())}
+	rk := &Ranking{Pairs: []PairResult{{PairKey: PairKey{Image: "a"}, Estimate: e}}}
+	if err := r.WriteRanking(rk); err != nil {
+		t.Fatalf("writing a ranking with a one-replicate estimate: %v", err)
+	}
+	back, err := r.Ranking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := back.Pairs[0].Estimate
+	if !g.SE.IsNaN() || !g.DF.IsNaN() || !g.WindowSD.IsNaN() || g.LogMean != 0.01 || g.Confidence != 0.95 || g.Replicates != 1 || float64(g.Ratio) != 1.01 {
+		t.Errorf("read back %+v", g)
+	}
+	rk.Thresholds.MaxCV = math.NaN()
+	if err := r.WriteRanking(rk); err == nil || !strings.Contains(err.Error(), ".Thresholds.MaxCV") {
+		t.Errorf("a NaN in a plain field: %v, want it named", err)
 	}
 }

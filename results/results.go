@@ -94,6 +94,9 @@ func (r *Run) Path(elem ...string) string {
 func (r *Run) WriteJSON(rel string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
+		if nan := nanPaths(v); len(nan) > 0 {
+			return fmt.Errorf("encoding %s: %w (in %s)", rel, err, strings.Join(nan, ", "))
+		}
 		return fmt.Errorf("encoding %s: %w", rel, err)
 	}
 	return WriteFile(r.Path(rel), append(b, '\n'))
