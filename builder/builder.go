@@ -77,6 +77,13 @@ type Options struct {
 	Mode     string    // progress mode: auto, plain, tty, quiet ("" = auto)
 	Force    bool      // solve even when the image is up to date
 	NoPull   bool      // build official references from their recipe without trying to pull them
+	// CacheTo and CacheFrom are registry repositories (host[:port]/repo)
+	// of BuildKit's registry cache, mode max: each entry's cache is written
+	// to, or read from, the tag buildcache-<name> (buildcache-<name>-pgo
+	// for a PGO build's training), so a buildkitd with an empty cache
+	// builds what another one built already from the registry.
+	CacheTo   string
+	CacheFrom []string
 	// PushAs pushes the named variants' images to these full references
 	// (registry/repository:tag) as well; set-up uses it to place the
 	// rebuilt official image in the local registry under Docker Hub's name.
@@ -138,7 +145,7 @@ func (e *FailedError) Error() string {
 // error when interrupted.
 func (b *Builder) BuildAll(ctx context.Context, vs []variants.Variant) ([]Result, error) {
 	var stack Interface = Limit(b, b.opt.Jobs)
-	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" {
+	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" && b.opt.CacheTo == "" {
 		stack = SkipUpToDate(b, stack)
 	}
 	var out io.Writer // a nil *lockedWriter would be a non-nil io.Writer
@@ -350,11 +357,13 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		return tr, b.solveProfile(ctx, v, rec, logPath, tr)
 	}
 	req := solve.Request{
-		Dockerfile: rec.Dockerfile,
-		Target:     rec.Target,
-		BuildArgs:  rec.BuildArgs,
-		Contexts:   rec.Contexts,
-		SharedKey:  sharedKey(),
+		Dockerfile:   rec.Dockerfile,
+		Target:       rec.Target,
+		BuildArgs:    rec.BuildArgs,
+		Contexts:     rec.Contexts,
+		SharedKey:    sharedKey(),
+		CacheExports: b.cacheExports(v.Name),
+		CacheImports: b.cacheImports(v.Name),
 		// Export: a docker tarball streamed into Docker Engine.
 		Tarballs: []solve.Tarball{{
 			Type:  bk.ExporterDocker,
@@ -415,7 +424,8 @@ func (b *Builder) solveProfile(ctx context.Context, v variants.Variant, rec dock
 		return err
 	}
 	req := solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, BuildArgs: rec.BuildArgs, Contexts: rec.Contexts,
-		SharedKey: sharedKey(), Exports: []bk.ExportEntry{{Type: bk.ExporterLocal, OutputDir: dir}}}
+		SharedKey: sharedKey(), Exports: []bk.ExportEntry{{Type: bk.ExporterLocal, OutputDir: dir}},
+		CacheExports: b.cacheExports(v.Name + "-pgo"), CacheImports: b.cacheImports(v.Name + "-pgo")}
 	_, logFile, err := b.run(ctx, v, rec, logPath, tr, req)
 	if logFile != nil {
 		defer logFile.Close()
@@ -463,6 +473,26 @@ func (b *Builder) run(ctx context.Context, v variants.Variant, rec dockerfiles.R
 	}
 	resp, err := solve.Run(ctx, b.bk, req)
 	return resp, logFile, err
+}
+
+// cacheTag is the registry cache tag of one solve.
+func cacheTag(repo, key string) string { return strings.TrimSuffix(repo, "/") + ":buildcache-" + key }
+
+func (b *Builder) cacheExports(key string) []bk.CacheOptionsEntry {
+	if b.opt.CacheTo == "" {
+		return nil
+	}
+	host, _, _ := strings.Cut(b.opt.CacheTo, "/")
+	return []bk.CacheOptionsEntry{solve.RegistryCache(cacheTag(b.opt.CacheTo, key), insecureRegistry(host))}
+}
+
+func (b *Builder) cacheImports(key string) []bk.CacheOptionsEntry {
+	var out []bk.CacheOptionsEntry
+	for _, r := range b.opt.CacheFrom {
+		host, _, _ := strings.Cut(r, "/")
+		out = append(out, solve.RegistryCache(cacheTag(r, key), insecureRegistry(host)))
+	}
+	return out
 }
 
 // readProfile reads what a PGO build's training exported into dir: the

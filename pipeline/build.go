@@ -27,6 +27,10 @@ type BuildOptions struct {
 	OCI      string
 	Progress string
 	Force    bool
+	// CacheTo and CacheFrom: builder.Options' registry cache (a
+	// repository each; CacheFrom repeatable).
+	CacheTo   string
+	CacheFrom []string
 }
 
 // Build builds (or pulls) the selected entries of the variants file into a
@@ -57,6 +61,7 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 	res, err := buildWith(ctx, c, errw, "build", builder.Options{
 		Jobs: o.Jobs, Run: run, RunsRoot: c.Runs,
 		Push: o.Push, OCIDir: o.OCI, Progress: errw, Mode: o.Progress, Force: o.Force,
+		CacheTo: o.CacheTo, CacheFrom: o.CacheFrom,
 	}, vs)
 	for _, r := range res {
 		state := r.Status
@@ -101,6 +106,22 @@ func buildWith(ctx context.Context, c Config, errw io.Writer, holder string, opt
 	}
 	defer unlock()
 	opt.Host, opt.Engine, opt.Recipe = c.BuildKit, eng, ropt
+	if len(c.Builders) > 0 {
+		var eps []builder.Endpoint
+		for _, s := range c.Builders {
+			e, err := builder.ParseEndpoint(s, opt.Jobs)
+			if err != nil {
+				return nil, err
+			}
+			eps = append(eps, e)
+		}
+		p, err := builder.NewPool(ctx, opt, eps)
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		return p.BuildAll(ctx, vs)
+	}
 	b, err := builder.New(ctx, opt)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,9 @@ type Config struct {
 	State    string // state folder: caches, daemons' data, the machine lock
 	Registry string // local registry host:port
 	BuildKit string // buildkitd address
+	// Builders, when set, are the buildkitd daemons builds are spread
+	// over instead of BuildKit alone: ADDR or ADDR,jobs=N each.
+	Builders []string
 	Out      io.Writer
 	Err      io.Writer
 }

@@ -27,18 +27,22 @@ type Pulled struct {
 // Build is the outcome of building (or pulling) one entry, written by the
 // builder to builds/<name>.json (BuildRel).
 type Build struct {
-	Variant      variants.Variant  `json:"variant"`
-	Image        string            `json:"image"`         // Docker Engine reference, "redis-variants/<name>:<variant ID>"
-	ConfigDigest string            `json:"config_digest"` // image config digest (== docker image ID)
-	Status       string            `json:"status"`        // "ok", "failed", "skipped"
-	Error        string            `json:"error,omitempty"`
-	LogTail      []string          `json:"log_tail,omitempty"`
-	Log          string            `json:"log"` // path of the full build log (runs/<id>/logs/<name>.log)
-	Duration     time.Duration     `json:"duration"`
-	CachedSteps  int               `json:"cached_steps"`
-	TotalSteps   int               `json:"total_steps"`
-	Labels       map[string]string `json:"labels,omitempty"`
-	Finished     time.Time         `json:"finished"`
+	Variant      variants.Variant `json:"variant"`
+	Image        string           `json:"image"`         // Docker Engine reference, "redis-variants/<name>:<variant ID>"
+	ConfigDigest string           `json:"config_digest"` // image config digest (== docker image ID)
+	Status       string           `json:"status"`        // "ok", "failed", "skipped"
+	Error        string           `json:"error,omitempty"`
+	LogTail      []string         `json:"log_tail,omitempty"`
+	Log          string           `json:"log"` // path of the full build log (runs/<id>/logs/<name>.log)
+	Duration     time.Duration    `json:"duration"`
+	// Builder is the buildkitd address that built it, when a pool of
+	// several did; Retried the builders that went away while building it.
+	Builder     string            `json:"builder,omitempty"`
+	Retried     []string          `json:"retried,omitempty"`
+	CachedSteps int               `json:"cached_steps"`
+	TotalSteps  int               `json:"total_steps"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Finished    time.Time         `json:"finished"`
 
 	// UpToDate is true when the image was already in Docker Engine with
 	// the same variant ID and recipe digest, so nothing was solved.

@@ -74,6 +74,21 @@ type Request struct {
 	// does not stop the solve; Run returns it only when all else went well.
 	Watch     []func(chan *bk.SolveStatus) error
 	SharedKey string
+	// CacheExports and CacheImports are BuildKit cache exporters and
+	// importers (see RegistryCache).
+	CacheExports []bk.CacheOptionsEntry
+	CacheImports []bk.CacheOptionsEntry
+}
+
+// RegistryCache is BuildKit's registry cache at ref (repository:tag), in
+// mode max (every stage's layers, not only the final image's), over plain
+// HTTP when insecure. As an export it writes the cache; as an import, reads it.
+func RegistryCache(ref string, insecure bool) bk.CacheOptionsEntry {
+	a := map[string]string{"ref": ref, "mode": "max", "oci-mediatypes": "true", "ignore-error": "false"}
+	if insecure {
+		a["registry.insecure"] = "true"
+	}
+	return bk.CacheOptionsEntry{Type: "registry", Attrs: a}
 }
 
 // Tarball is an exporter (bk.ExporterDocker, bk.ExporterOCI) streamed to
@@ -164,6 +179,8 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 			LocalMounts:   mounts,
 			Exports:       exports,
 			SharedKey:     req.SharedKey,
+			CacheExports:  req.CacheExports,
+			CacheImports:  req.CacheImports,
 		}, ch)
 		solved.Store(true)
 		for _, tb := range tbs {

@@ -30,5 +30,7 @@ the others; the command fails saying how many failed.`,
 	f.StringVar(&o.OCI, "oci", "", "also export every image as an OCI layout into DIR/<name>")
 	f.StringVar(&o.Progress, "progress", "auto", "progress output: auto, plain, tty, quiet")
 	f.BoolVar(&o.Force, "force", false, "solve even when an image is up to date")
+	f.StringVar(&o.CacheTo, "cache-to", "", "write each build's BuildKit cache (mode max) to this registry repository, tag buildcache-<name>")
+	f.StringArrayVar(&o.CacheFrom, "cache-from", nil, "read BuildKit's cache from this registry repository (repeatable)")
 	return cmd
 }

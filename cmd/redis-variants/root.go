@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"github.com/redis-variants/redis-variants/pipeline"
 	"github.com/redis-variants/redis-variants/solve"
@@ -20,13 +21,14 @@ type globals struct {
 	State    string // state folder: caches, daemons' data
 	Registry string // local registry host:port
 	BuildKit string // buildkitd address
+	Builders []string
 }
 
 // config is the pipeline's Config for a command: the global flags and the
 // command's own writers.
 func config(cmd *cobra.Command, g *globals) pipeline.Config {
 	return pipeline.Config{File: g.File, Runs: g.Runs, RunDir: g.RunDir, State: g.State, Registry: g.Registry,
-		BuildKit: g.BuildKit, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
+		BuildKit: g.BuildKit, Builders: g.Builders, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
 }
 
 func envOr(k, def string) string {
@@ -51,6 +53,8 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.State, "state", envOr("RV_STATE", ".state"), "state folder (source cache, daemon data)")
 	pf.StringVar(&g.Registry, "registry", envOr("RV_REGISTRY", "127.0.0.1:5000"), "local registry (host:port) used as Docker Hub mirror")
 	pf.StringVar(&g.BuildKit, "buildkit", solve.Address(), "buildkitd address (BUILDKIT_HOST)")
+	pf.StringArrayVar(&g.Builders, "builder", strings.Fields(os.Getenv("RV_BUILDERS")),
+		"spread builds over this buildkitd, ADDR or ADDR,jobs=N (repeatable; RV_BUILDERS: a space-separated list); replaces --buildkit")
 	for _, f := range []func(*globals) *cobra.Command{
 		newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
 		newCmdPublish, newCmdResults, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
