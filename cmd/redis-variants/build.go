@@ -17,7 +17,17 @@ redis-variants/<name>:<id>, and record one result per variant in
 <run>/builds/<name>.json with its full log in <run>/logs/<name>.log.
 A variant whose image is already in Docker Engine with the same ID and
 recipe is "uptodate" and not built again. A failed variant does not stop
-the others; the command fails saying how many failed.`,
+the others; the command fails saying how many failed.
+
+--cache-to REPO writes each entry's BuildKit cache (mode max: every stage)
+to the registry as REPO:buildcache-<name>; --cache-from REPO reads it, so a
+buildkitd with an empty cache builds from what another one built. The
+global --builder ADDR[,jobs=N] (repeatable, or RV_BUILDERS) spreads the
+entries over several buildkitd daemons; a build whose builder stops
+answering is retried on another.`,
+		Example: `  redis-variants build --only 'gcc-*' --jobs 2
+  redis-variants build --cache-to 127.0.0.1:5000/redis-variants-cache
+  redis-variants build --cache-from 127.0.0.1:5000/redis-variants-cache --builder unix:///run/a.sock --builder tcp://b:1234,jobs=2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return pipeline.Build(cmd.Context(), config(cmd, g), *o)
