@@ -22,6 +22,8 @@ type RunOptions struct {
 	Runtimes      []string
 	Push          string
 	NoVerify      bool
+	CacheTo       string   // build's --cache-to
+	CacheFrom     []string // build's --cache-from
 }
 
 // Run drives every stage on one run folder: build, verify (unless
@@ -54,7 +56,7 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 		return true
 	}
 	ok := stage("build", func() error {
-		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, Progress: "auto"})
+		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, Progress: "auto", CacheTo: o.CacheTo, CacheFrom: o.CacheFrom})
 	})
 	if ok && !o.NoVerify {
 		ok = stage("verify", func() error {

@@ -23,6 +23,8 @@ others; the exit status is non-zero when any stage failed.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Only, "only", nil, "only these variants or references (names or globs)")
 	f.IntVar(&o.Jobs, "jobs", 1, "variants built at once")
+	f.StringVar(&o.CacheTo, "cache-to", "", "write each build's BuildKit cache (mode max) to this registry repository")
+	f.StringArrayVar(&o.CacheFrom, "cache-from", nil, "read BuildKit's cache from this registry repository (repeatable)")
 	f.StringVar(&o.VerifyProfile, "verify-profile", "quick", "test-suite profile: quick or full")
 	f.StringVar(&o.BenchProfile, "profile", "quick", "benchmark profile")
 	f.StringSliceVar(&o.Runtimes, "runtime", nil, "only these runtime configurations")
