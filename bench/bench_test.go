@@ -626,3 +626,13 @@ func TestFairAxis(t *testing.T) {
 		t.Fatal("FairAxis: want unix fair, bridge not")
 	}
 }
+
+// TestExecGeneratorRefusesATestBinary: from a test binary, the default
+// generator (this executable's loadgen) would run the tests again, each
+// bench starting another; it refuses at once, saying what to give instead.
+func TestExecGeneratorRefusesATestBinary(t *testing.T) {
+	_, _, err := ExecGenerator{}.Generate(context.Background(), loadgen.Config{Tests: []string{"GET"}}, "")
+	if err == nil || !strings.Contains(err.Error(), "is a test binary") || !strings.Contains(err.Error(), "bench.InProcess") {
+		t.Fatalf("Generate from a test binary: %v", err)
+	}
+}

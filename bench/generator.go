@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -83,6 +84,11 @@ func (g ExecGenerator) Generate(ctx context.Context, cfg loadgen.Config, cpus st
 		exe, err := os.Executable()
 		if err != nil {
 			return loadgen.Result{}, 0, fmt.Errorf("finding this executable to run the generator: %w", err)
+		}
+		if strings.HasSuffix(exe, ".test") {
+			// A test binary has no loadgen command: run as one, it would
+			// run the tests again, each bench starting another.
+			return loadgen.Result{}, 0, fmt.Errorf("the generator runs this executable's loadgen command, and %s is a test binary: give the bench an in-process generator (bench.InProcess) or ExecGenerator.Binary", filepath.Base(exe))
 		}
 		bin = exe
 	}
