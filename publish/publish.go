@@ -211,7 +211,25 @@ func Reference(s string, insecure bool) (name.Reference, error) {
 // ReadOptions are the go-containerregistry options of every read: the
 // context, the Docker config's credentials, this tool's user agent.
 func ReadOptions(ctx context.Context) []remote.Option {
-	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithUserAgent("redis-variants")}
+	return Options{}.withDefaults().remoteOptions(ctx)
+}
+
+// remoteOptions are go-containerregistry's options for o (defaults
+// applied): credentials, retries of transient HTTP failures, the
+// transport, this tool's user agent.
+func (o Options) remoteOptions(ctx context.Context) []remote.Option {
+	ro := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(o.Keychain),
+		remote.WithRetryBackoff(o.Backoff),
+		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
+			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithUserAgent("redis-variants"),
+	}
+	if o.Transport != nil {
+		ro = append(ro, remote.WithTransport(o.Transport))
+	}
+	return ro
 }
 
 func isLocal(reg string) bool {
@@ -313,17 +331,7 @@ func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error
 		defer ec.Close()
 		src = EngineSource(ec, "")
 	}
-	ropts := []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(opts.Keychain),
-		remote.WithRetryBackoff(opts.Backoff),
-		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
-			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
-		remote.WithUserAgent("redis-variants"),
-	}
-	if opts.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(opts.Transport))
-	}
+	ropts := opts.remoteOptions(ctx)
 	pusher, err := remote.NewPusher(ropts...)
 	if err != nil {
 		return pub, fmt.Errorf("setting up the pusher: %w", err)
@@ -689,10 +697,7 @@ func Attach(ctx context.Context, run *results.Run, opts Options) (Published, err
 	if err != nil {
 		return pub, err
 	}
-	ropts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(opts.Keychain), remote.WithUserAgent("redis-variants")}
-	if opts.Transport != nil {
-		ropts = append(ropts, remote.WithTransport(opts.Transport))
-	}
+	ropts := opts.remoteOptions(ctx)
 	var errs []error
 	for i, d := range subjects {
 		desc, err := remote.Head(d, ropts...)
