@@ -185,16 +185,17 @@ type rawMatrix struct {
 }
 
 type rawFile struct {
-	root        *yaml.Node
-	defaults    layer
-	sources     map[string]Source
-	sourceNodes map[string]*yaml.Node
-	references  []entry
-	variants    []entry
-	matrix      []rawMatrix
-	runtimes    []Runtime
-	runtimesSet bool
-	profiles    map[string]Profile
+	root          *yaml.Node
+	defaults      layer
+	sources       map[string]Source
+	sourceNodes   map[string]*yaml.Node
+	references    []entry
+	referencesSet bool // a references: key, even an empty one (no default reference then)
+	variants      []entry
+	matrix        []rawMatrix
+	runtimes      []Runtime
+	runtimesSet   bool
+	profiles      map[string]Profile
 }
 
 var (
@@ -687,6 +688,7 @@ func decodeFile(c *collector, root *yaml.Node) *rawFile {
 		case "sources":
 			c.decodeSources(rf, p.v)
 		case "references":
+			rf.referencesSet = true
 			elems, _ := c.seq(p.v, "references")
 			for i, e := range elems {
 				path := index("references", i)

@@ -65,7 +65,11 @@ func resolve(c *collector, rf *rawFile) *Plan {
 		p.Runtimes = rf.runtimes
 	}
 	r := &resolver{c: c, rf: rf, names: map[string]origin{}}
-	for _, e := range rf.references {
+	refs := rf.references
+	if !rf.referencesSet && (len(rf.variants) > 0 || len(rf.matrix) > 0) {
+		refs = []entry{defaultReference(rf)}
+	}
+	for _, e := range refs {
 		if v, ok := r.reference(e); ok {
 			p.References = append(p.References, v)
 		}
@@ -96,6 +100,26 @@ func resolve(c *collector, rf *rawFile) *Plan {
 		same[v.ID] = v
 	}
 	return p
+}
+
+// DefaultReference is the reference a file without a references: section
+// is ranked against: the base image's own redis-server package, what a
+// release engineer on that distribution ships today. (An empty
+// references: list asks for none.)
+const DefaultReference = "stock-debian"
+
+func defaultReference(rf *rawFile) entry {
+	at := rf.root
+	if d := deref(rf.root); d != nil && len(d.Content) > 0 {
+		at = d.Content[0]
+	}
+	path := "references (default)"
+	f := func(s string) fval { return fval{node: at, path: path, s: s} }
+	return entry{node: at, path: path, l: layer{
+		"name":        f(DefaultReference),
+		"kind":        f(KindDistro),
+		"description": f("the base image's own redis-server package (the file names no references)"),
+	}}
 }
 
 // merge overlays layers, lowest first. A layer that names redis without
@@ -144,13 +168,26 @@ func (r *resolver) claim(name string, n *yaml.Node, path, desc string) bool {
 	return true
 }
 
+// source returns the file's source of that name, else the built-in
+// catalogue's (which then joins the plan's sources, so fetch gets it).
+func (r *resolver) source(name string) (Source, bool) {
+	if src, ok := r.rf.sources[name]; ok {
+		return src, true
+	}
+	src, ok := CatalogueSource(name)
+	if ok {
+		r.rf.sources[name] = src
+	}
+	return src, ok
+}
+
 // resolveSource fills v.Source and v.Redis from the redis/source fields.
 func (r *resolver) resolveSource(v *Variant, eff layer, at fval, ps *pendings) {
 	fs, hasS := eff["source"]
 	fr, hasR := eff["redis"]
 	switch {
 	case hasS:
-		src, ok := r.rf.sources[fs.s]
+		src, ok := r.source(fs.s)
 		if !ok {
 			ps.add(fs, "no source named %q%s%s", fs.s, suggest(fs.s, slices.Sorted(maps.Keys(r.rf.sources))), accepted(slices.Sorted(maps.Keys(r.rf.sources))))
 			return
@@ -160,10 +197,9 @@ func (r *resolver) resolveSource(v *Variant, eff layer, at fval, ps *pendings) {
 			ps.add(fr, "redis %s does not match source %q, which is version %s", fr.s, src.Name, src.Version)
 		}
 	case hasR:
-		name := "redis-" + fr.s
-		src, ok := r.rf.sources[name]
+		src, ok := r.source("redis-" + fr.s)
 		if !ok {
-			ps.add(fr, "no source %q for redis %s: add it under sources, or name one with source:%s", name, fr.s, suggest(name, slices.Sorted(maps.Keys(r.rf.sources))))
+			ps.add(fr, "%s", unknownRelease(fr.s))
 			return
 		}
 		v.Source, v.Redis = src, src.Version
@@ -254,7 +290,7 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 			compOK = false
 			break
 		}
-		src, ok := r.rf.sources["zig-"+comp.Version]
+		src, ok := r.source("zig-" + comp.Version)
 		if !ok {
 			ps.add(fc, "zig %s comes from the source cache: add a source named zig-%s under sources", comp.Version, comp.Version)
 			compOK = false

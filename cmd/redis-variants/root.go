@@ -56,7 +56,7 @@ func newRoot() *cobra.Command {
 	pf.StringArrayVar(&g.Builders, "builder", strings.Fields(os.Getenv("RV_BUILDERS")),
 		"spread builds over this buildkitd, ADDR or ADDR,jobs=N (repeatable; RV_BUILDERS: a space-separated list); replaces --buildkit")
 	for _, f := range []func(*globals) *cobra.Command{
-		newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
+		newCmdInit, newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
 		newCmdPublish, newCmdResults, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
 		newCmdSeedBase, newCmdSeedOfficial,
 	} {
