@@ -30,6 +30,7 @@ import (
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
@@ -76,7 +77,10 @@ type Options struct {
 	LockFile  string            // machine lock shared with the builder ("" = none)
 	Labels    map[string]string // put on every container; when set, the start-up sweep is limited to containers carrying them
 	ReadyWait time.Duration     // readiness timeout per trial (0 = 30s)
-	Log       io.Writer         // progress (nil = discard)
+	Log       io.Writer         // every measurement's line (nil = discard); run puts it in the run folder
+	// Progress shows the windows done of those planned, with an ETA (a
+	// live line on a terminal, a line per tenth otherwise), and failures.
+	Progress *progress.Printer
 }
 
 // Cell is one (image, runtime, test, pipeline) combination.
@@ -182,7 +186,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	var i Interface = b
 	if o.LockFile != "" {
-		i = Locked(i, o.LockFile, b.log)
+		var lockLog io.Writer = b.log
+		if o.Progress != nil {
+			lockLog = o.Progress.Writer() // waiting for the lock is said on the console
+		}
+		i = Locked(i, o.LockFile, lockLog)
 	}
 	return Record(i, o.Run).Bench(ctx, o.Images)
 }
@@ -287,6 +295,40 @@ type session struct {
 	seq       int
 	failures  map[Cell]int
 	dropped   map[Cell]bool
+	last      string // the latest measurement's line, for the live display
+}
+
+// logf writes one line of the measurement log and keeps it as the latest.
+func (s *session) logf(format string, a ...any) {
+	line := fmt.Sprintf(format, a...)
+	fmt.Fprint(s.log, line)
+	s.last = strings.TrimSpace(line)
+}
+
+// size is how many windows a unit measures (a standalone trial counts
+// as one), and done how many of them are on disk.
+func (s *session) size(u unit) int {
+	if u.pair != nil {
+		return len(s.benches) * s.o.Profile.Windows
+	}
+	return 1
+}
+
+func (s *session) done(u unit) int {
+	if u.pair != nil {
+		rep := s.repByRel[PairRel(u.pair.key, u.pair.rep)]
+		if rep == nil {
+			return 0
+		}
+		if rep.Failed != "" {
+			return s.size(u)
+		}
+		return min(len(rep.Windows), s.size(u))
+	}
+	if s.doneTrial[TrialRel(u.cell, u.rep)] || s.dropped[u.cell] {
+		return 1
+	}
+	return 0
 }
 
 // Bench implements Interface. It returns the summary even on error.
@@ -311,9 +353,11 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	defer os.RemoveAll(sockRoot)
 	s.sockRoot = sockRoot
 	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
-		cpuModel: s.cpuModel, log: func(f string, a ...any) { fmt.Fprintf(b.log, f, a...) }}
-	fmt.Fprintf(b.log, "bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), seed %d\n",
+		cpuModel: s.cpuModel, log: s.logf}
+	head := fmt.Sprintf("bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), seed %d",
 		len(s.slots), countPairs(s.slots), b.o.Profile.Windows, len(s.benches), s.sum.Planned, b.seed)
+	fmt.Fprintln(b.log, head)
+	b.o.Progress.Println("%s", head)
 	return s.finish(s.measure(ctx))
 }
 
@@ -426,8 +470,15 @@ func (s *session) resume() error {
 // measure runs the units in their drawn order, skipping what is done; a
 // failed trial is tried once more at the end, then its cell is dropped.
 func (s *session) measure(ctx context.Context) error {
+	total, done := 0, 0
+	for _, u := range s.units {
+		total += s.size(u)
+		done += s.done(u)
+	}
+	ctr := s.o.Progress.Count("windows", done, total)
 	for n := 0; n < len(s.units); n++ {
 		u := s.units[n]
+		before := s.done(u) // a failed trial, measured again at the end, counts when it is done
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -445,6 +496,7 @@ func (s *session) measure(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		ctr.Add(max(s.done(u)-before, 0), s.last)
 	}
 	return nil
 }
@@ -491,6 +543,7 @@ func (s *session) trial(ctx context.Context, u unit) error {
 		s.failures[c]++
 		s.sum.Failures = append(s.sum.Failures, Failure{Cell: c, Error: err.Error()})
 		fmt.Fprintf(s.log, "  %s: FAILED: %v\n", c, err)
+		s.o.Progress.Failure("bench %s: FAILED: %v", c, err)
 		if s.failures[c] >= maxCellFailures {
 			s.dropped[c] = true
 			fmt.Fprintf(s.log, "  %s: giving up after %d failures\n", c, s.failures[c])
@@ -508,7 +561,7 @@ func (s *session) trial(ctx context.Context, u unit) error {
 	s.seq++
 	s.trials = append(s.trials, t)
 	s.sum.Done++
-	fmt.Fprintf(s.log, "  %s #%d (standalone): %.0f ops/s, p99 %.3f ms, server %.0f ns/op, machine %.0f ns/op, client CPU %.0f%%\n",
+	s.logf("  %s #%d (standalone): %.0f ops/s, p99 %.3f ms, server %.0f ns/op, machine %.0f ns/op, client CPU %.0f%%\n",
 		c, t.Rep, t.OpsPerSec, t.P99Ms, t.ServerCPUNsPerOp, t.MachineCPUNsPerOp, 100*t.ClientCPUShare)
 	return nil
 }

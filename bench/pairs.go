@@ -164,6 +164,7 @@ func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 			last := rep.Rejected[len(rep.Rejected)-1]
 			rep.Failed = fmt.Sprintf("%s window %d failed %d times; last: %s", rank.Bench{Test: last.Test, Pipeline: last.Pipeline}, last.Index, attempts, last.Reason)
 			e.log("  %s #%d: GIVEN UP: %s\n", rep.PairKey, rep.Rep, rep.Failed)
+			e.o.Progress.Failure("bench %s #%d: given up: %s", rep.PairKey, rep.Rep, rep.Failed)
 			return write()
 		}
 		a, b, cleanup, err := e.startPair(ctx, rep)

@@ -14,6 +14,7 @@ import (
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
@@ -181,7 +182,7 @@ func (e *testEnv) builder(run string, ro dockerfiles.Options, force bool) (*Buil
 		t.Fatal(err)
 	}
 	b, err := New(e.ctx, Options{Host: solve.Address(), Jobs: 2, Run: r, RunsRoot: e.runs, Engine: e.eng, Recipe: ro, Force: force,
-		Progress: testWriter{t}, Mode: "plain"})
+		Progress: testPrinter(t)})
 	if err != nil {
 		t.Fatalf("buildkitd is needed: %v", err)
 	}
@@ -255,4 +256,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// testPrinter prints the builder's lines (one per finished build) into
+// the test log.
+func testPrinter(t *testing.T) *progress.Printer {
+	p, err := progress.New(testWriter{t}, progress.Plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

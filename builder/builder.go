@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	bk "github.com/moby/buildkit/client"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
@@ -71,12 +73,11 @@ type Options struct {
 	RunsRoot string       // folder of run folders, searched for earlier results ("" = the run's parent)
 	Engine   Engine       // Docker Engine the images are loaded into
 	Recipe   dockerfiles.Options
-	Push     string    // registry host:port to push to as well ("" = none)
-	OCIDir   string    // folder for one OCI layout per variant ("" = none)
-	Progress io.Writer // console progress (nil = none)
-	Mode     string    // progress mode: auto, plain, tty, quiet ("" = auto)
-	Force    bool      // solve even when the image is up to date
-	NoPull   bool      // build official references from their recipe without trying to pull them
+	Push     string            // registry host:port to push to as well ("" = none)
+	OCIDir   string            // folder for one OCI layout per variant ("" = none)
+	Progress *progress.Printer // console progress: a live line per running build, a line per finished one (nil = none)
+	Force    bool              // solve even when the image is up to date
+	NoPull   bool              // build official references from their recipe without trying to pull them
 	// CacheTo and CacheFrom are registry repositories (host[:port]/repo)
 	// of BuildKit's registry cache, mode max: each entry's cache is written
 	// to, or read from, the tag buildcache-<name> (buildcache-<name>-pgo
@@ -92,9 +93,9 @@ type Options struct {
 
 // Builder builds variants on one buildkitd.
 type Builder struct {
-	opt Options
-	bk  *bk.Client
-	out *lockedWriter
+	opt   Options
+	bk    *bk.Client
+	tasks sync.Map // variant name → *progress.Task while it builds
 }
 
 // New connects to buildkitd.
@@ -115,11 +116,7 @@ func New(ctx context.Context, opt Options) (*Builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out *lockedWriter
-	if opt.Progress != nil {
-		out = &lockedWriter{w: opt.Progress}
-	}
-	return &Builder{opt: opt, bk: c, out: out}, nil
+	return &Builder{opt: opt, bk: c}, nil
 }
 
 // Close closes the connection to buildkitd.
@@ -148,11 +145,7 @@ func (b *Builder) BuildAll(ctx context.Context, vs []variants.Variant) ([]Result
 	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" && b.opt.CacheTo == "" {
 		stack = SkipUpToDate(b, stack)
 	}
-	var out io.Writer // a nil *lockedWriter would be a non-nil io.Writer
-	if b.out != nil {
-		out = b.out
-	}
-	return All(ctx, Record(b.opt.Run, out, stack), vs)
+	return All(ctx, Record(b.opt.Run, b.opt.Progress, stack), vs)
 }
 
 func summary(r Result) string {
@@ -179,10 +172,17 @@ func short(d string) string {
 	return d
 }
 
+// say prints a line about one entry that stays (not a finished build's).
 func (b *Builder) say(name, msg string) {
-	if b.out != nil {
-		fmt.Fprintf(b.out, "[%s] %s\n", name, msg)
+	b.opt.Progress.Println("[%s] %s", name, msg)
+}
+
+// task is the live progress line of the entry building now (nil: none).
+func (b *Builder) task(name string) *progress.Task {
+	if t, ok := b.tasks.Load(name); ok {
+		return t.(*progress.Task)
 	}
+	return nil
 }
 
 // Build builds (or pulls) one entry with BuildKit and loads it into Docker
@@ -204,6 +204,9 @@ func (b *Builder) Build(ctx context.Context, v variants.Variant) Result {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return fail(err, nil)
 	}
+	task := b.opt.Progress.Start(v.Name)
+	b.tasks.Store(v.Name, task)
+	defer func() { b.tasks.Delete(v.Name); task.Remove() }()
 
 	if v.Pulls() && (v.Kind == variants.KindImage || !b.opt.NoPull) {
 		pr, err := b.pull(ctx, v, r)
@@ -353,7 +356,9 @@ func (b *Builder) previous(name string) (Result, bool) {
 // Engine. It fills r.BuildKitConfig, r.Pushed and r.OCI.
 func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles.Recipe, logPath string, r *Result) (*tracker, error) {
 	tr := newTracker()
+	tr.task = b.task(v.Name)
 	if rec.Target == dockerfiles.TargetPGOExport {
+		tr.phase = "pgo training: "
 		return tr, b.solveProfile(ctx, v, rec, logPath, tr)
 	}
 	req := solve.Request{
@@ -455,7 +460,7 @@ func (b *Builder) run(ctx context.Context, v variants.Variant, rec dockerfiles.R
 		return nil, nil, fmt.Errorf("creating build log: %w", err)
 	}
 	fmt.Fprintf(logFile, "# variant %s (id %s), target %s, recipe %s\n", v.Name, v.ID, rec.Target, rec.BuildArgs["RECIPE_DIGEST"])
-	displays, err := b.displays(v.Name, logFile)
+	displays, err := b.displays(logFile)
 	if err != nil {
 		return nil, logFile, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	bk "github.com/moby/buildkit/client"
 	digest "github.com/opencontainers/go-digest"
@@ -40,13 +41,22 @@ func TestTrackerCountsAndTail(t *testing.T) {
 	}
 }
 
-func TestPrefixWriter(t *testing.T) {
-	var out bytes.Buffer
-	w := &prefixWriter{w: &out, prefix: "[v] "}
-	w.Write([]byte("one\ntw"))
-	w.Write([]byte("o\n"))
-	if out.String() != "[v] one\n[v] two\n" {
-		t.Errorf("got %q", out.String())
+// TestTrackerStatus: the live line of a solve counts the Dockerfile steps
+// done and cached of those known, and names the one running.
+func TestTrackerStatus(t *testing.T) {
+	tr := newTracker()
+	if got := tr.status(); got != "resolving" {
+		t.Errorf("empty: %q", got)
+	}
+	now := time.Now()
+	tr.update(&bk.SolveStatus{Vertexes: []*bk.Vertex{
+		{Digest: "sha256:a", Name: "[toolchain 1/3] RUN apt-get install gcc", Cached: true, Started: &now, Completed: &now},
+		{Digest: "sha256:b", Name: "[build 2/3] COPY src /src", Started: &now, Completed: &now},
+		{Digest: "sha256:c", Name: "[build 3/3] RUN make -j2", Started: &now},
+		{Digest: "sha256:d", Name: "[internal] load metadata"},
+	}})
+	if got, want := tr.status(), "step 2/3 (1 cached) [build 3/3] RUN make -j2"; got != want {
+		t.Errorf("status = %q, want %q", got, want)
 	}
 }
 

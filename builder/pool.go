@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,9 +87,6 @@ func NewPool(ctx context.Context, opt Options, eps []Endpoint) (*Pool, error) {
 		}
 	}
 	p.live = len(p.members)
-	for _, m := range p.members[1:] {
-		m.b.out = p.members[0].b.out // one console writer, one lock
-	}
 	return p, nil
 }
 
@@ -176,9 +172,5 @@ func (p *Pool) BuildAll(ctx context.Context, vs []variants.Variant) ([]Result, e
 	if !b.opt.Force && b.opt.Push == "" && b.opt.OCIDir == "" && b.opt.CacheTo == "" {
 		stack = SkipUpToDate(b, stack)
 	}
-	var out io.Writer
-	if b.out != nil {
-		out = b.out
-	}
-	return All(ctx, Record(b.opt.Run, out, stack), vs)
+	return All(ctx, Record(b.opt.Run, b.opt.Progress, stack), vs)
 }

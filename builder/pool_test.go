@@ -136,7 +136,7 @@ func TestPoolTwoBuildkitds(t *testing.T) {
 	addr2, stop2 := secondBuildkitd(t, root)
 
 	_, run := env.builder("pool-1", env.recipe, true)
-	opt := Options{Run: run, RunsRoot: env.runs, Engine: env.eng, Recipe: env.recipe, Force: true, Progress: testWriter{t}, Mode: "plain"}
+	opt := Options{Run: run, RunsRoot: env.runs, Engine: env.eng, Recipe: env.recipe, Force: true, Progress: testPrinter(t)}
 	if _, err := NewPool(ctx, opt, []Endpoint{{solve.Address(), 1}, {"unix:///nonexistent/buildkitd.sock", 1}}); err == nil || !strings.Contains(err.Error(), "unix:///nonexistent/buildkitd.sock") {
 		t.Errorf("a builder that does not answer at start: %v, want an error naming it", err)
 	}

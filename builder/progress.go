@@ -1,9 +1,8 @@
 package builder
 
 import (
-	"bytes"
+	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -11,76 +10,22 @@ import (
 	bk "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/progress/progressui"
 	digest "github.com/opencontainers/go-digest"
-	"golang.org/x/term"
+
+	"github.com/redis-variants/redis-variants/progress"
 )
 
 // tailN is how many log lines a failed result keeps.
 const tailN = 30
 
-// displays returns the progress displays for one solve: the console (with
-// a "[name] " prefix on every line, plain unless a lone build on a TTY)
-// and the full log file (plain, every vertex's output).
-func (b *Builder) displays(name string, logFile io.Writer) ([]progressui.Display, error) {
-	var out []progressui.Display
+// displays returns the progress displays for one solve: the full log
+// file (plain, every vertex's output). The console shows the tracker's
+// summary instead (Build's task), never BuildKit's own lines.
+func (b *Builder) displays(logFile io.Writer) ([]progressui.Display, error) {
 	file, err := progressui.NewDisplay(logFile, progressui.PlainMode)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, file)
-	if b.out == nil || b.opt.Mode == "quiet" {
-		return out, nil
-	}
-	mode := progressui.PlainMode
-	var w io.Writer = &prefixWriter{w: b.out, prefix: "[" + name + "] "}
-	if f, ok := b.opt.Progress.(*os.File); ok && b.opt.Jobs == 1 && b.opt.Mode != "plain" && term.IsTerminal(int(f.Fd())) {
-		mode, w = progressui.TtyMode, f
-	}
-	if b.opt.Mode == "tty" {
-		mode = progressui.TtyMode
-	}
-	d, err := progressui.NewDisplay(w, mode, progressui.WithPhase("Building "+name))
-	if err != nil {
-		return nil, err
-	}
-	return append(out, d), nil
-}
-
-// lockedWriter serialises writes from concurrent builds.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// prefixWriter writes whole lines, each with prefix, to w.
-type prefixWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			break
-		}
-		line := append([]byte(p.prefix), p.buf[:i+1]...)
-		p.buf = p.buf[i+1:]
-		if _, err := p.w.Write(line); err != nil {
-			return len(b), err
-		}
-	}
-	return len(b), nil
+	return []progressui.Display{file}, nil
 }
 
 // stepRE matches the Dockerfile steps that do work: "[build 3/7] RUN ...",
@@ -88,16 +33,20 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 var stepRE = regexp.MustCompile(`^\[[^\]]+ \d+/\d+\] (?:RUN|COPY|ADD|WORKDIR) `)
 
 type vertexState struct {
-	name   string
-	cached bool
-	err    string
-	log    []string // last lines
-	part   []byte   // unterminated last line
+	name      string
+	cached    bool
+	started   bool
+	completed bool
+	err       string
+	log       []string // last lines
+	part      []byte   // unterminated last line
 }
 
 // tracker follows one solve: which steps ran or were cached, and the tail
 // of every vertex's output for the failure report.
 type tracker struct {
+	task  *progress.Task // shown the solve's status after each update (nil: none)
+	phase string         // prefix of that status ("pgo training: ")
 	mu    sync.Mutex
 	order []digest.Digest
 	v     map[digest.Digest]*vertexState
@@ -116,6 +65,13 @@ func (t *tracker) get(d digest.Digest) *vertexState {
 }
 
 func (t *tracker) update(ss *bk.SolveStatus) {
+	t.record(ss)
+	if t.task != nil {
+		t.task.Update("%s%s", t.phase, t.status())
+	}
+}
+
+func (t *tracker) record(ss *bk.SolveStatus) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, v := range ss.Vertexes {
@@ -125,6 +81,12 @@ func (t *tracker) update(ss *bk.SolveStatus) {
 		}
 		if v.Cached {
 			s.cached = true
+		}
+		if v.Started != nil {
+			s.started = true
+		}
+		if v.Completed != nil {
+			s.completed = true
 		}
 		if v.Error != "" {
 			s.err = v.Error
@@ -159,6 +121,40 @@ func (t *tracker) counts() (cached, total int) {
 		}
 	}
 	return cached, total
+}
+
+// status is the solve's state in one line for a live display: the
+// Dockerfile steps done (cached) of those known so far, and the step
+// running now.
+func (t *tracker) status() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var done, cached, total int
+	running := ""
+	for _, d := range t.order {
+		s := t.v[d]
+		if !stepRE.MatchString(s.name) {
+			continue
+		}
+		total++
+		switch {
+		case s.cached:
+			cached++
+			done++
+		case s.completed:
+			done++
+		case s.started:
+			running = s.name
+		}
+	}
+	if total == 0 {
+		return "resolving"
+	}
+	out := fmt.Sprintf("step %d/%d (%d cached)", done, total, cached)
+	if running != "" {
+		out += " " + running
+	}
+	return out
 }
 
 // failedStep names the last step that failed and why, briefly.

@@ -16,7 +16,7 @@ import (
 // credentials, a pinned digest the registry does not serve, another
 // platform) or when the image has no redis-server where images keep one.
 func (b *Builder) pull(ctx context.Context, v variants.Variant, r Result) (Result, error) {
-	b.say(v.Name, "pulling "+v.Image)
+	b.task(v.Name).Update("pulling %s", v.Image)
 	p, err := b.opt.Engine.Pull(ctx, v.Image)
 	if err != nil {
 		return r, err

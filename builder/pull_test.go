@@ -54,7 +54,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(ctx, Options{Host: solve.Address(), Run: run, RunsRoot: runs, Engine: eng, Progress: testWriter{t}, Mode: "plain"})
+	b, err := New(ctx, Options{Host: solve.Address(), Run: run, RunsRoot: runs, Engine: eng, Progress: testPrinter(t)})
 	if err != nil {
 		t.Fatalf("buildkitd is needed: %v", err)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -145,15 +145,16 @@ func (u *upToDate) Build(ctx context.Context, v variants.Variant) Result {
 }
 
 // Record writes every result of next to run's builds/<name>.json the
-// moment it is known (atomically), and says a line of it on out (nil:
-// nothing). A result that cannot be written becomes a failure.
-func Record(run *results.Run, out io.Writer, next Interface) Interface {
+// moment it is known (atomically), and prints its one line on out (nil:
+// nothing; a failure is printed in every mode). A result that cannot be
+// written becomes a failure.
+func Record(run *results.Run, out *progress.Printer, next Interface) Interface {
 	return &recorder{run: run, out: out, next: next}
 }
 
 type recorder struct {
 	run  *results.Run
-	out  io.Writer
+	out  *progress.Printer
 	next Interface
 }
 
@@ -162,8 +163,10 @@ func (rc *recorder) Build(ctx context.Context, v variants.Variant) Result {
 	if err := rc.run.WriteJSON(filepath.Join("builds", v.Name+".json"), r); err != nil {
 		r.Status, r.Error = StatusFailed, err.Error()
 	}
-	if rc.out != nil {
-		fmt.Fprintf(rc.out, "[%s] %s\n", v.Name, summary(r))
+	if r.Status == StatusFailed {
+		rc.out.Failure("[%s] %s", v.Name, summary(r))
+	} else {
+		rc.out.Println("[%s] %s", v.Name, summary(r))
 	}
 	return r
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -100,6 +101,21 @@ func Bench(ctx context.Context, c Config, o BenchOptions) error {
 		fmt.Fprintf(errw, "skipping %s: image %s is not in the Docker Engine (rebuild it)\n", im.Name, im.Ref)
 	}
 	budget := o.Budget
+	p, closeP, err := c.printer()
+	if err != nil {
+		return err
+	}
+	defer closeP()
+	logPath := run.Path("logs", "bench.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("bench log: %w", err)
+	}
+	defer logFile.Close()
+	p.Println("benchmarking %d images (profile %s; every measurement in %s)", len(kept), prof.Name, logPath)
 	sum, err := bench.Run(ctx, bench.Options{
 		Run:        run,
 		Engine:     eng,
@@ -113,7 +129,8 @@ func Bench(ctx context.Context, c Config, o BenchOptions) error {
 		Seed:       o.Seed,
 		Generator:  o.Generator,
 		LockFile:   machine.LockFile(c.State),
-		Log:        errw,
+		Log:        logFile,
+		Progress:   p,
 	})
 	fmt.Fprintf(c.Out, "bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); seed %d, %s\n",
 		sum.Replicates, sum.PlannedReplicates, sum.Windows, len(sum.FailedReplicates), sum.Total, sum.Planned, len(sum.Failures), sum.Seed, sum.Elapsed.Round(time.Second))

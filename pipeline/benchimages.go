@@ -92,7 +92,12 @@ func BenchImages(ctx context.Context, c Config, bo BenchOptions, o ImagesOptions
 		return err
 	}
 	fmt.Fprintf(c.Err, "bench --images: %d published image(s) and %d reference(s) into %s\n", len(pulled), len(bp.References), run.Dir)
-	res, err := buildWith(ctx, c, c.Err, "bench --images", builder.Options{Run: run, RunsRoot: c.Runs, Progress: c.Err, Mode: "plain"}, bp.All())
+	p, closeP, err := c.printer()
+	if err != nil {
+		return err
+	}
+	res, err := buildWith(ctx, c, c.Err, "bench --images", builder.Options{Run: run, RunsRoot: c.Runs, Progress: p}, bp.All())
+	closeP()
 	for _, r := range res {
 		fmt.Fprintf(c.Out, "%-28s %-7s %s\n", r.Variant.Name, r.Status, pulledFrom(r))
 	}

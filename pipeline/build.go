@@ -21,12 +21,14 @@ import (
 
 // BuildOptions are the flags of `redis-variants build`.
 type BuildOptions struct {
-	Only     []string
-	Jobs     int
-	Push     string
-	OCI      string
-	Progress string
-	Force    bool
+	Only  []string
+	Jobs  int
+	Push  string
+	OCI   string
+	Force bool
+	// NoTable leaves out the table of every entry on c.Out at the end
+	// (run prints the finished builds' lines, and its own summary).
+	NoTable bool
 	// CacheTo and CacheFrom: builder.Options' registry cache (a
 	// repository each; CacheFrom repeatable).
 	CacheTo   string
@@ -56,14 +58,22 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(errw, "building %d images into %s (jobs %d)\n", len(vs), run.Dir, o.Jobs)
+	p, closeP, err := c.printer()
+	if err != nil {
+		return err
+	}
+	defer closeP()
+	p.Println("building %d images into %s (jobs %d; full logs in %s)", len(vs), run.Dir, o.Jobs, run.Path("logs"))
 	start := time.Now()
 	res, err := buildWith(ctx, c, errw, "build", builder.Options{
 		Jobs: o.Jobs, Run: run, RunsRoot: c.Runs,
-		Push: o.Push, OCIDir: o.OCI, Progress: errw, Mode: o.Progress, Force: o.Force,
+		Push: o.Push, OCIDir: o.OCI, Progress: p, Force: o.Force,
 		CacheTo: o.CacheTo, CacheFrom: o.CacheFrom,
 	}, vs)
 	for _, r := range res {
+		if o.NoTable {
+			break
+		}
 		state := r.Status
 		if r.UpToDate {
 			state = "uptodate"
@@ -71,15 +81,16 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 		fmt.Fprintf(c.Out, "%-28s %-9s %-40s %8s  %d/%d cached\n", r.Variant.Name, state, r.Image,
 			r.Duration.Round(100*time.Millisecond), r.CachedSteps, r.TotalSteps)
 	}
-	fmt.Fprintf(errw, "%d images in %s; results in %s\n", len(res), time.Since(start).Round(100*time.Millisecond), run.Path("builds"))
+	p.Println("%d images in %s; results in %s", len(res), time.Since(start).Round(100*time.Millisecond), run.Path("builds"))
 	var fe *builder.FailedError
 	if errors.As(err, &fe) {
 		for _, r := range res {
 			if r.Status == builder.StatusFailed {
-				fmt.Fprintf(errw, "\n%s failed: %s\n", r.Variant.Name, r.Error)
+				tail := ""
 				for _, l := range r.LogTail {
-					fmt.Fprintf(errw, "  | %s\n", l)
+					tail += "\n  | " + l
 				}
+				p.Failure("\n%s failed: %s (full log: %s); the failing step's last lines:%s", r.Variant.Name, r.Error, r.Log, tail)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -28,6 +29,24 @@ type Config struct {
 	Builders []string
 	Out      io.Writer
 	Err      io.Writer
+	// Progress is the progress mode on Err: auto, tty, plain or quiet
+	// (progress.Modes; "" = auto). Printer, when set, is the one printer
+	// every stage of a run shares; a stage called alone makes its own.
+	Progress string
+	Printer  *progress.Printer
+}
+
+// printer returns the shared printer, or a new one on c.Err and the
+// function that closes it.
+func (c Config) printer() (*progress.Printer, func(), error) {
+	if c.Printer != nil {
+		return c.Printer, func() {}, nil
+	}
+	p, err := progress.New(c.Err, c.Progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, p.Close, nil
 }
 
 // SourcesDir is the content-addressed source cache under the state folder.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
 )
@@ -31,36 +35,45 @@ type RunOptions struct {
 // stage that fails for some entries does not stop the later ones; an
 // interruption does.
 func Run(ctx context.Context, c Config, o RunOptions) error {
-	errw := c.Err
 	if c.RunDir == "" {
 		c.RunDir = filepath.Join(c.Runs, results.NewRunID(time.Now()))
 	}
-	fmt.Fprintf(errw, "run folder: %s\n", c.RunDir)
+	p, closeP, err := c.printer()
+	if err != nil {
+		return err
+	}
+	defer closeP()
+	c.Printer = p
+	begin := time.Now()
+	p.Println("run folder: %s", c.RunDir)
 	if err := writeMachine(c.RunDir); err != nil {
 		return err
 	}
 	var failed []error
+	var took []stageTime
 	stage := func(name string, f func() error) bool {
 		start := time.Now()
-		fmt.Fprintf(errw, "\n== %s ==\n", name)
+		p.Stage(name)
 		err := f()
-		fmt.Fprintf(errw, "== %s: %.0fs ==\n", name, time.Since(start).Seconds())
+		p.EndStage()
+		took = append(took, stageTime{name, time.Since(start)})
+		p.Println("== %s: %s ==", name, progress.Duration(time.Since(start)))
 		if err != nil {
 			if ctx.Err() != nil {
 				failed = append(failed, fmt.Errorf("%s: interrupted: %w", name, err))
 				return false
 			}
-			fmt.Fprintf(errw, "%s: %v\n", name, err)
+			p.Failure("%s: %v", name, err)
 			failed = append(failed, fmt.Errorf("%s: %w", name, err))
 		}
 		return true
 	}
 	ok := stage("build", func() error {
-		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, Progress: "auto", CacheTo: o.CacheTo, CacheFrom: o.CacheFrom})
+		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, CacheTo: o.CacheTo, CacheFrom: o.CacheFrom, NoTable: true})
 	})
 	if ok && !o.NoVerify {
 		ok = stage("verify", func() error {
-			return Verify(ctx, c, VerifyOptions{Profile: o.VerifyProfile, Only: o.Only})
+			return Verify(ctx, c, VerifyOptions{Profile: o.VerifyProfile, Only: o.Only, NoTable: true})
 		})
 	}
 	if ok {
@@ -76,11 +89,53 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 			return Publish(ctx, c, PublishOptions{To: o.Push, Repo: publish.DefaultRepo, Runtime: "host"})
 		})
 	}
-	fmt.Fprintf(errw, "\nresults: %s (report.md, report.html)\n", c.RunDir)
+	fmt.Fprintf(c.Out, "\ntime by stage: %s\n", timeSplit(took, setupTime(c.State, begin), time.Since(begin)))
+	fmt.Fprintf(c.Out, "results: %s (report.md, report.html; full logs in %s)\n", c.RunDir, filepath.Join(c.RunDir, "logs"))
 	if len(failed) > 0 {
 		return fmt.Errorf("run finished with failures:\n  %w", errors.Join(failed...))
 	}
 	return nil
+}
+
+type stageTime struct {
+	name string
+	d    time.Duration
+}
+
+// timeSplit is one line: each stage's time and the whole run's, with the
+// set-up that ran just before it when there was one (make run).
+func timeSplit(took []stageTime, setup, total time.Duration) string {
+	var parts []string
+	if setup > 0 {
+		parts = append(parts, "set-up "+progress.Duration(setup))
+		total += setup
+	}
+	for _, t := range took {
+		parts = append(parts, t.name+" "+progress.Duration(t.d))
+	}
+	return strings.Join(parts, ", ") + "; total " + progress.Duration(total)
+}
+
+// SetupTimeFile is where scripts/setup.sh writes how many seconds it took.
+const SetupTimeFile = "setup.seconds"
+
+// setupTime is how long scripts/setup.sh took, when it finished within
+// two minutes before the run began (make run: set-up, build, then run).
+func setupTime(state string, begin time.Time) time.Duration {
+	path := filepath.Join(state, "logs", SetupTimeFile)
+	fi, err := os.Stat(path)
+	if err != nil || begin.Sub(fi.ModTime()) > 2*time.Minute || fi.ModTime().After(begin) {
+		return 0
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
 }
 
 // writeMachine records the machine a run measured on (machine.json), which

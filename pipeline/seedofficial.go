@@ -61,7 +61,7 @@ func SeedOfficial(ctx context.Context, c Config, only []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := buildWith(ctx, c, errw, "seed-official", builder.Options{Run: run, RunsRoot: tmp, NoPull: true, PushAs: push, Progress: errw, Mode: "quiet"}, todo)
+	res, err := buildWith(ctx, c, errw, "seed-official", builder.Options{Run: run, RunsRoot: tmp, NoPull: true, PushAs: push, Progress: nil}, todo)
 	for _, r := range res {
 		if r.Status != builder.StatusOK {
 			continue

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/solve"
 
 	"github.com/redis-variants/redis-variants/builder"
@@ -23,6 +25,7 @@ type VerifyOptions struct {
 	Only       []string
 	Units      []string
 	NoExternal bool
+	NoTable    bool // leave out the table on c.Out (run: each verification's line is printed as it ends)
 }
 
 // Verify runs Redis's test suite and the image checks against every
@@ -66,17 +69,24 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 	}
 	defer unlock()
 
+	p, closeP, err := c.printer()
+	if err != nil {
+		return err
+	}
+	defer closeP()
+	shown := &verifyProgress{p: p}
 	vf := &verify.Verifier{
 		Engine: eng, BuildKit: bkc, Run: run,
 		Render: func(v variants.Variant) (verify.Recipe, error) {
 			r, err := dockerfiles.Render(v, ropt)
 			return verify.Recipe{Dockerfile: r.Dockerfile, BuildArgs: r.BuildArgs, Contexts: r.Contexts}, err
 		},
-		Opt: verify.Options{Profile: o.Profile, Units: o.Units, NoExternal: o.NoExternal, SourcesDir: sources, Sources: plan.Sources, Log: errw},
+		Opt: verify.Options{Profile: o.Profile, Units: o.Units, NoExternal: o.NoExternal, SourcesDir: sources, Sources: plan.Sources, Log: shown},
 	}
+	shown.next = verify.Record(run, vf)
 	out := c.Out
-	fmt.Fprintf(errw, "verifying %d images of %s (profile %s)\n", len(vs), run.Dir, o.Profile)
-	reports, err := verifyEntries(ctx, verify.Record(run, vf), run, vs, builds, o.Profile, errw)
+	p.Println("verifying %d images of %s (profile %s)", len(vs), run.Dir, o.Profile)
+	reports, err := verifyEntries(ctx, shown, run, vs, builds, o.Profile, errw)
 	if err != nil {
 		return err
 	}
@@ -85,6 +95,9 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 		if r.Status != verify.StatusPassed {
 			failed = append(failed, r.Variant)
 		}
+	}
+	if o.NoTable {
+		out = io.Discard
 	}
 	fmt.Fprintf(out, "%-28s %-7s %7s %6s %5s %7s %8s %9s %8s\n", "VARIANT", "STATUS", "PASSED", "FAILED", "KNOWN", "CHECKS", "EXTERNAL", "RUNTEST", "TIME")
 	for _, r := range reports {
@@ -108,11 +121,72 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 			fmt.Fprintf(out, "    ! %s\n", firstLineOf(p))
 		}
 	}
-	fmt.Fprintf(errw, "reports in %s\n", run.Path("verify"))
+	p.Println("reports in %s", run.Path("verify"))
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d variants failed verification: %s", len(failed), len(reports), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// verifyProgress shows each verification as a live task (the verifier's
+// latest log line is its status) and ends it with one line: the outcome,
+// the suite's counts, the checks and the time; a failure's problems
+// follow it.
+type verifyProgress struct {
+	next verify.Interface
+	p    *progress.Printer
+	mu   sync.Mutex
+	cur  *progress.Task
+}
+
+var _ verify.Interface = (*verifyProgress)(nil)
+
+func (w *verifyProgress) Verify(ctx context.Context, v variants.Variant, t verify.Target) verify.Report {
+	task := w.p.Start(v.Name)
+	w.mu.Lock()
+	w.cur = task
+	w.mu.Unlock()
+	r := w.next.Verify(ctx, v, t)
+	w.mu.Lock()
+	w.cur = nil
+	w.mu.Unlock()
+	task.Remove()
+	okChecks := 0
+	for _, c := range r.Checks {
+		if c.OK {
+			okChecks++
+		}
+	}
+	line := fmt.Sprintf("[%s] verify %s in %s: suite %d passed, %d failed, %d known; checks %d/%d", v.Name, r.Status,
+		progress.Duration(r.Duration), r.Suite.Passed, r.Suite.Failed, r.Suite.Known, okChecks, len(r.Checks))
+	if r.External != nil {
+		line += fmt.Sprintf("; against the image %d/%d", r.External.Passed, r.External.Passed+r.External.Failed)
+	}
+	switch r.Status {
+	case verify.StatusPassed:
+		w.p.Println("%s", line)
+	case verify.StatusInterrupted:
+	default:
+		for _, pr := range r.Problems {
+			line += "\n    ! " + firstLineOf(pr)
+		}
+		w.p.Failure("%s", line)
+	}
+	return r
+}
+
+// Write takes the verifier's log: its latest line is the running task's
+// status.
+func (w *verifyProgress) Write(b []byte) (int, error) {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if _, rest, ok := strings.Cut(last, ": "); ok && strings.HasPrefix(last, "verify ") {
+		last = rest
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cur.Update("%s", last)
+	return len(b), nil
 }
 
 func notBuilt(errw io.Writer, run *results.Run, v variants.Variant, profile, why string) verify.Report {

@@ -249,3 +249,5 @@ if [ "$HUB" = 0 ]; then
 fi
 
 say "ready in $(elapsed)s: dockerd unix://$DOCKER_SOCK, buildkitd unix://$BUILDKIT_SOCK, registry $REGISTRY"
+# how long set-up took, for the time split `run` prints when it follows (make run)
+elapsed | cut -d. -f1 > "$STATE/logs/setup.seconds"

@@ -949,10 +949,10 @@ func DefaultProfiles() map[string]Profile {
 		Pipelines:      []int{16}, // server-bound: at -P 1 one generator core is the bottleneck on 2 cores
 		DataSize:       3,
 		Keyspace:       100000,
-		Duration:       1e9,
-		Warmup:         300e6,
+		Duration:       600e6,
+		Warmup:         200e6,
 		Trials:         1,
-		Replicates:     16,
+		Replicates:     14,
 		Windows:        2,
 		AxisReplicates: 4,
 		Runtimes:       RuntimesFirst,
@@ -962,6 +962,8 @@ func DefaultProfiles() map[string]Profile {
 	full.Name = "full"
 	full.Tests = []string{"SET", "GET", "LPUSH", "LRANGE_100", "INCR", "HSET", "ZADD", "MSET"}
 	full.Pipelines = []int{16}
+	full.Duration = 1e9
+	full.Warmup = 300e6
 	full.Trials = 3
 	full.Replicates = 48
 	full.Windows = 2

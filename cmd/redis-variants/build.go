@@ -38,7 +38,6 @@ answering is retried on another.`,
 	f.IntVar(&o.Jobs, "jobs", 1, "variants built at once (each runs make -j2)")
 	f.StringVar(&o.Push, "push", "", "also push every image to this registry (host:port)")
 	f.StringVar(&o.OCI, "oci", "", "also export every image as an OCI layout into DIR/<name>")
-	f.StringVar(&o.Progress, "progress", "auto", "progress output: auto, plain, tty, quiet")
 	f.BoolVar(&o.Force, "force", false, "solve even when an image is up to date")
 	f.StringVar(&o.CacheTo, "cache-to", "", "write each build's BuildKit cache (mode max) to this registry repository, tag buildcache-<name>")
 	f.StringArrayVar(&o.CacheFrom, "cache-from", nil, "read BuildKit's cache from this registry repository (repeatable)")

@@ -27,7 +27,7 @@ func TestPlanTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, errs)
 	}
-	for _, want := range []string{"NAME", "stock-debian", "official", "gcc-o3-native-mimalloc", "zig-0.11.0", "clang16-o3-lto", "x86-64-v3", "official-alpine", "musl", "gcc-o3-native-pgo", "3 references, 7 variants"} {
+	for _, want := range []string{"NAME", "stock-debian", "official", "gcc-o3-native-mimalloc", "zig-0.11.0", "clang16-o3-lto", "x86-64-v3", "official-alpine", "musl", "3 references, 5 variants"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -46,7 +46,22 @@ func TestPlanJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(p.Variants) != 7 || len(p.References) != 3 || p.Variants[0].ID == "" || p.Variants[5].PGO == nil || len(p.Variants[5].PGO.Train.Tests) == 0 {
+	if len(p.Variants) != 5 || len(p.References) != 3 || p.Variants[0].ID == "" {
+		t.Errorf("plan = %+v", p)
+	}
+}
+
+// TestPlanJSONPGO: the PGO file's training defaults come from its quick profile.
+func TestPlanJSONPGO(t *testing.T) {
+	out, _, err := runCmd(t, "plan", "-f", "../../variants-pgo.yaml", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p variants.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(p.Variants) != 4 || p.Variants[1].PGO == nil || len(p.Variants[1].PGO.Train.Tests) == 0 {
 		t.Errorf("plan = %+v", p)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/redis-variants/redis-variants/pipeline"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/solve"
 
 	"github.com/spf13/cobra"
@@ -22,13 +23,14 @@ type globals struct {
 	Registry string // local registry host:port
 	BuildKit string // buildkitd address
 	Builders []string
+	Progress string // progress mode
 }
 
 // config is the pipeline's Config for a command: the global flags and the
 // command's own writers.
 func config(cmd *cobra.Command, g *globals) pipeline.Config {
 	return pipeline.Config{File: g.File, Runs: g.Runs, RunDir: g.RunDir, State: g.State, Registry: g.Registry,
-		BuildKit: g.BuildKit, Builders: g.Builders, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
+		BuildKit: g.BuildKit, Builders: g.Builders, Progress: g.Progress, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
 }
 
 func envOr(k, def string) string {
@@ -52,6 +54,7 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.RunDir, "run", "", "run folder to use (default: a new one for build/run, the latest for later stages)")
 	pf.StringVar(&g.State, "state", envOr("RV_STATE", ".state"), "state folder (source cache, daemon data)")
 	pf.StringVar(&g.Registry, "registry", envOr("RV_REGISTRY", "127.0.0.1:5000"), "local registry (host:port) used as Docker Hub mirror")
+	pf.StringVar(&g.Progress, "progress", envOr("RV_PROGRESS", progress.Auto), "progress on stderr: auto (tty on a terminal, else plain), tty (live lines), plain (a line per finished build, verification, tenth of the benchmark), quiet (failures only); full logs are in the run folder either way")
 	pf.StringVar(&g.BuildKit, "buildkit", solve.Address(), "buildkitd address (BUILDKIT_HOST)")
 	pf.StringArrayVar(&g.Builders, "builder", strings.Fields(os.Getenv("RV_BUILDERS")),
 		"spread builds over this buildkitd, ADDR or ADDR,jobs=N (repeatable; RV_BUILDERS: a space-separated list); replaces --buildkit")
