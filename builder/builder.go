@@ -62,6 +62,7 @@ type Engine interface {
 	Tag(ctx context.Context, src, dst string) error
 	ImageID(ctx context.Context, ref string) (string, error)
 	ImageLabels(ctx context.Context, ref string) (map[string]string, error)
+	ImageSize(ctx context.Context, ref string) (int64, error)
 	CopyFileFromImage(ctx context.Context, image, path string) ([]byte, error)
 }
 
@@ -277,6 +278,7 @@ func (b *Builder) Build(ctx context.Context, v variants.Variant) Result {
 	if r.Labels, err = b.opt.Engine.ImageLabels(ctx, r.Image); err != nil {
 		return fail(err, nil)
 	}
+	r.Size, _ = b.opt.Engine.ImageSize(ctx, r.Image) // a fact for the report; none is no failure
 	if info, err := b.opt.Engine.CopyFileFromImage(ctx, r.Image, dockerfiles.BuildInfoPath); err == nil && json.Valid(info) {
 		r.BuildInfo = json.RawMessage(info)
 	}

@@ -38,6 +38,7 @@ func (b *Builder) pull(ctx context.Context, v variants.Variant, r Result) (Resul
 		v.Image, p.Resolved, p.Digest, p.Platform, p.ID, server))
 	r.Status, r.Origin, r.Pulled, r.Server = StatusOK, OriginPulled, &p, server
 	r.ConfigDigest, r.Labels, r.PullError = p.ID, p.Labels, ""
+	r.Size, _ = b.opt.Engine.ImageSize(ctx, p.ID)
 	if info, err := b.opt.Engine.CopyFileFromImage(ctx, p.ID, dockerfiles.BuildInfoPath); err == nil && json.Valid(info) {
 		r.BuildInfo = json.RawMessage(info)
 	}

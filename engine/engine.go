@@ -166,6 +166,16 @@ func (c *Client) ImageLabels(ctx context.Context, ref string) (map[string]string
 	return out, nil
 }
 
+// ImageSize returns the size of image ref in bytes, as Docker Engine
+// reports it (every layer, uncompressed).
+func (c *Client) ImageSize(ctx context.Context, ref string) (int64, error) {
+	ins, err := c.api.ImageInspect(ctx, ref)
+	if err != nil {
+		return 0, fmt.Errorf("inspecting image %s: %w", ref, err)
+	}
+	return ins.Size, nil
+}
+
 // ImageID returns the image ID ("sha256:...", the config digest) of ref.
 func (c *Client) ImageID(ctx context.Context, ref string) (string, error) {
 	ins, err := c.api.ImageInspect(ctx, ref)

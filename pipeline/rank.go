@@ -10,10 +10,12 @@ import (
 
 	"github.com/redis-variants/redis-variants/bench"
 	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/report"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
+	"github.com/redis-variants/redis-variants/verify"
 )
 
 // Rank ranks the run's trials and replicates and writes ranking.json and
@@ -41,6 +43,7 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	}
 	rc, th := rankContext(run, primary)
 	rc.Generated = time.Now()
+	imageSizes(ctx, rc.Images)
 	for _, s := range bad {
 		fmt.Fprintf(c.Err, "warning: left out %v (bench --run %s measures it again)\n", s, dir)
 		rc.Notes = append(rc.Notes, "left out: "+s.Error())
@@ -89,7 +92,10 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	}
 	th.Contrasts = pgoContrasts(plan)
 	for _, v := range plan.All() {
-		info := report.ImageInfo{Name: v.Name, Kind: v.Kind, Allocator: v.Allocator}
+		info := report.ImageInfo{Name: v.Name, Kind: v.Kind, Allocator: v.Allocator, Libc: v.Libc}
+		if v.Kind == variants.KindDistro {
+			info.Libc = variants.LibcGlibc // Debian's package
+		}
 		if v.Kind == variants.KindVariant {
 			info.Compiler = v.Compiler.String()
 			flags := []string{"-" + v.Opt}
@@ -113,13 +119,11 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		if b, ok := builds[v.Name]; ok {
 			info.Image, info.Digest = b.Image, b.ConfigDigest
 			info.Build = strings.TrimSpace(b.Status + " " + b.Duration.Round(time.Second).String())
+			info.Size = b.Size
 			info.Origin = origin(v, b)
 		}
 		if vr, ok := reports[v.Name]; ok {
-			info.Verify = vr.Status
-			if vr.Profile != "" {
-				info.Verify += " (" + vr.Profile + ")"
-			}
+			info.Verify = verifySummary(vr)
 		}
 		ctx.Images = append(ctx.Images, info)
 	}
@@ -128,6 +132,56 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		return ri && !rj
 	})
 	return ctx, th
+}
+
+// imageSizes fills the sizes builds recorded before they were recorded,
+// from the local Docker Engine where it still has the image; a report
+// without them is no failure, so nothing here is an error.
+func imageSizes(ctx context.Context, ims []report.ImageInfo) {
+	missing := false
+	for _, im := range ims {
+		missing = missing || im.Size == 0 && im.Image != ""
+	}
+	if !missing {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	eng, err := engine.New(ctx)
+	if err != nil {
+		return
+	}
+	defer eng.Close()
+	for i := range ims {
+		if ims[i].Size == 0 && ims[i].Image != "" {
+			ims[i].Size, _ = eng.ImageSize(ctx, ims[i].Image)
+		}
+	}
+}
+
+// verifySummary is a verification in one line for the report: status,
+// profile, the suite's counts and the checks passed.
+func verifySummary(r verify.Report) string {
+	s := r.Status
+	if r.Profile != "" {
+		s += " (" + r.Profile + ")"
+	}
+	if n := r.Suite.Passed + r.Suite.Failed; n > 0 {
+		s += fmt.Sprintf(": suite %d passed, %d failed, %d known", r.Suite.Passed, r.Suite.Failed, r.Suite.Known)
+	}
+	ok := 0
+	for _, c := range r.Checks {
+		if c.OK {
+			ok++
+		}
+	}
+	if len(r.Checks) > 0 {
+		s += fmt.Sprintf("; checks %d/%d", ok, len(r.Checks))
+	}
+	if r.External != nil {
+		s += fmt.Sprintf("; against the image %d/%d", r.External.Passed, r.External.Passed+r.External.Failed)
+	}
+	return s
 }
 
 // pgoContrasts pairs every PGO variant of the plan with the variant of

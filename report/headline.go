@@ -8,9 +8,11 @@ import (
 	"github.com/redis-variants/redis-variants/rank"
 )
 
-// Headline is the answer first: per ranked runtime, the best image and its
-// ratio to each reference with the interval, the images tied with it, the
-// A/A control's contrast and the resolution the run achieved.
+// Headline is the answer first, one short paragraph per ranked runtime:
+// the image to ship and its ratio to each reference with the interval,
+// the ties named, then how sure the run is (the A/A control's contrast
+// and the resolution it achieved). Markdown; PlainText strips it for a
+// terminal.
 func Headline(r rank.Ranking) string {
 	var b strings.Builder
 	b.WriteString("## The answer\n\n")
@@ -24,18 +26,20 @@ func Headline(r rank.Ranking) string {
 	if !r.Trustworthy {
 		b.WriteString("**This run is not to be trusted**: its A/A control (the primary reference against itself) came out significant, so two identical servers differed.\n\n")
 	}
+	controls := map[string]rank.Control{}
+	for _, c := range r.Controls {
+		controls[c.Runtime] = c
+	}
 	for _, st := range r.Standings {
 		if len(st.Entries) == 0 {
 			continue
 		}
+		var sent []string
 		best := st.Entries[0]
-		var tied []string
-		for _, e := range st.Entries[1:] {
-			if e.Rank == best.Rank {
-				tied = append(tied, "`"+e.Image+"`")
-			}
+		first := fmt.Sprintf("Under `%s`, ship **`%s`**", st.Runtime, best.Image)
+		if best.Image == st.Primary {
+			first = fmt.Sprintf("Under `%s`, nothing beats the primary reference **`%s`**", st.Runtime, best.Image)
 		}
-		fmt.Fprintf(&b, "- Under `%s`: **`%s`**", st.Runtime, best.Image)
 		var vs []string
 		for _, s := range best.Versus {
 			if s.Verdict == rank.Self {
@@ -43,37 +47,71 @@ func Headline(r rank.Ranking) string {
 			}
 			vs = append(vs, fmt.Sprintf("%s× `%s` [%s, %s] (%s)", num(float64(s.Score)), s.Reference, num(float64(s.Lo)), num(float64(s.Hi)), s.Verdict))
 		}
-		if best.Image == st.Primary {
-			b.WriteString(" (the primary reference itself)")
-		}
 		if len(vs) > 0 {
-			b.WriteString(": " + strings.Join(vs, "; "))
+			first += ": " + strings.Join(vs, ", ")
 		}
-		if len(tied) > 0 {
-			fmt.Fprintf(&b, "; tied with %s (the data cannot separate them)", strings.Join(tied, ", "))
+		sent = append(sent, first+".")
+		if groups := tieGroups(st); len(groups) > 0 {
+			sent = append(sent, "Tied (the data cannot separate them): "+strings.Join(groups, "; ")+".")
 		} else if len(st.Entries) > 1 {
-			fmt.Fprintf(&b, "; separated from the runner-up `%s`", st.Entries[1].Image)
+			sent = append(sent, "Every image is separated from the next.")
 		}
-		b.WriteString(".\n")
+		if c, ok := controls[st.Runtime]; ok {
+			verdict := "a tie, as it must be"
+			if c.Significant {
+				verdict = "**significant: the run is flagged**"
+			}
+			sent = append(sent, fmt.Sprintf("The A/A control (`%s` against itself) came out %s [%s, %s], %s.",
+				st.Primary, num4(float64(c.Ratio)), num4(float64(c.Lo)), num4(float64(c.Hi)), verdict))
+		}
+		fmt.Fprintf(&b, "%s\n\n", strings.Join(sent, " "))
 	}
-	for _, c := range r.Controls {
-		verdict := "a tie, as it must be"
-		if c.Significant {
-			verdict = "**significant: the run is flagged**"
-		}
-		fmt.Fprintf(&b, "- A/A control under `%s`: %s [%s, %s], p = %s, %s (%d replicates, %d windows).\n",
-			c.Runtime, num4(float64(c.Ratio)), num4(float64(c.Lo)), num4(float64(c.Hi)), pval(float64(c.P)), verdict, c.Replicates, c.Windows)
-	}
-	if r.Method == rank.MethodPairs {
-		if !r.Resolution.Median.IsNaN() {
-			fmt.Fprintf(&b, "- Resolution: the run tells a ratio from 1 when it differs by more than ±%.2f%% (median over the %d images; widest ±%.2f%%).\n",
-				100*float64(r.Resolution.Median), r.Resolution.N, 100*float64(r.Resolution.Max))
-		}
+	if r.Method == rank.MethodPairs && !r.Resolution.Median.IsNaN() {
+		line := fmt.Sprintf("Resolution: this run tells a ratio from 1 when it differs by more than ±%.2f%% (median over %d images; widest ±%.2f%%)",
+			100*float64(r.Resolution.Median), r.Resolution.N, 100*float64(r.Resolution.Max))
 		if !r.SplitHalfMaxZ.IsNaN() {
-			fmt.Fprintf(&b, "- Split-half agreement: odd and even windows give estimates within |z| ≤ %.2f of each other.\n", float64(r.SplitHalfMaxZ))
+			line += fmt.Sprintf("; its odd and even windows agree within |z| ≤ %.2f", float64(r.SplitHalfMaxZ))
 		}
+		b.WriteString(line + ".\n")
 	}
 	return b.String()
+}
+
+// tieGroups names the images that share a rank, a group each:
+// "`a` and `b` (rank 3)".
+func tieGroups(st rank.Standings) []string {
+	var out []string
+	for i := 0; i < len(st.Entries); {
+		j := i + 1
+		for j < len(st.Entries) && st.Entries[j].Rank == st.Entries[i].Rank {
+			j++
+		}
+		if j-i > 1 {
+			var names []string
+			for _, e := range st.Entries[i:j] {
+				names = append(names, "`"+e.Image+"`")
+			}
+			list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+			out = append(out, fmt.Sprintf("%s (rank %d)", list, st.Entries[i].Rank))
+		}
+		i = j
+	}
+	return out
+}
+
+// PlainText turns the report's small Markdown (headings, **bold**,
+// `code`) into text for a terminal.
+func PlainText(md string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(md, "\n") {
+		if h, ok := strings.CutPrefix(l, "## "); ok {
+			l = strings.ToUpper(h[:1]) + h[1:] + ":"
+		}
+		l = strings.ReplaceAll(l, "**", "")
+		l = strings.ReplaceAll(l, "`", "")
+		b.WriteString(l + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func num(f float64) string {

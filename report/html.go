@@ -258,6 +258,7 @@ type htmlRuntime struct {
 	Name    string
 	Chart   template.HTML
 	Ranking htmlTable
+	Heat    heatMap
 	Benches []htmlBench
 }
 
@@ -303,14 +304,14 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 	p := htmlPage{Title: ctx.title(), Script: template.JS(script), Style: template.CSS(style)}
 	for _, l := range strings.Split(strings.TrimSpace(overview(r, ctx)), "\n") {
 		l = strings.ReplaceAll(l, "[Warnings](#warnings)", "Warnings below")
-		p.Overview = append(p.Overview, strings.ReplaceAll(strings.TrimPrefix(l, "- "), "`", ""))
+		p.Overview = append(p.Overview, PlainText(strings.TrimPrefix(l, "- ")))
 	}
 	cdfID := map[string]string{}
 	for _, c := range cdfs {
 		cdfID[c.Runtime+"\x00"+c.Bench] = c.ID
 	}
 	for _, st := range r.Standings {
-		hr := htmlRuntime{Name: st.Runtime, Chart: scoreChart(st)}
+		hr := htmlRuntime{Name: st.Runtime, Chart: scoreChart(st), Heat: heat(r, st)}
 		hr.Ranking.Head = []string{"Rank", "Image"}
 		_, heads := versusColumns(r, st)
 		for _, h := range heads {
@@ -369,13 +370,20 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 		p.Warnings = append(p.Warnings, e.Error())
 	}
 	if len(ctx.Images) > 0 {
-		p.Images.Head = []string{"Image", "kind", "compiler", "flags", "allocator", "build", "verify", "reference", "origin"}
+		p.Images.Head = imageColumns
 		for _, im := range ctx.Images {
-			ref := im.Image
-			if im.Digest != "" {
-				ref += " (" + shortDigest(im.Digest) + ")"
+			var row []htmlCell
+			for i, c := range imageCells(im) {
+				cls := ""
+				switch imageColumns[i] {
+				case "size":
+					cls = "num"
+				case "digest", "reference":
+					cls = "mono"
+				}
+				row = append(row, htmlCell{Text: c, Class: cls})
 			}
-			p.Images.Rows = append(p.Images.Rows, []htmlCell{{Text: im.Name}, {Text: im.Kind}, {Text: im.Compiler}, {Text: im.Flags}, {Text: im.Allocator}, {Text: im.Build}, {Text: im.Verify}, {Text: ref}, {Text: im.Origin}})
+			p.Images.Rows = append(p.Images.Rows, row)
 		}
 	}
 	p.Method = template.HTML(mdToHTML(methodSection(r, ctx)))
@@ -501,36 +509,42 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 <script>{{.Script}}</script>
 </head>
 <body>
+<header>
 <h1>{{.Title}}</h1>
-<section class="headline"><h2>The answer</h2>{{.Headline}}</section>
-<ul class="overview">{{range .Overview}}<li>{{.}}</li>{{end}}</ul>
-{{define "table"}}<table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+<section class="answer" aria-label="The answer">{{.Headline}}</section>
+<nav class="toc">{{range .Runtimes}}<a href="#rt-{{.Name}}">Ranking under {{.Name}}</a>{{end}}{{if .Pairs.Rows}}<a href="#pairs">Co-scheduled pairs</a>{{end}}<a href="#axes">Runtime effects</a>{{if .Images.Rows}}<a href="#images">Images</a>{{end}}<a href="#warnings">Warnings ({{len .Warnings}})</a><a href="#method">Method</a></nav>
+<details class="facts"><summary>Run facts</summary><ul class="overview">{{range .Overview}}<li>{{.}}</li>{{end}}</ul></details>
+</header>
+{{define "table"}}<div class="scroll"><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 {{range .Runtimes}}
-<section class="runtime">
+<section class="runtime" id="rt-{{.Name}}">
 <h2>Ranking under <code>{{.Name}}</code></h2>
-{{.Chart}}
+<div class="scroll chart">{{.Chart}}</div>
 {{template "table" .Ranking}}
+{{if .Heat.Rows}}<h3>Per-test ratios against <code>{{.Heat.Primary}}</code></h3>
+<p class="note">Each cell is the image's ratio to <code>{{.Heat.Primary}}</code> on one benchmark (&gt; 1: faster); green is faster, red slower, deeper the larger the difference; grey cells are ties. Hover a cell for its interval.</p>
+<div class="scroll"><table class="heat"><thead><tr><th>Image</th>{{range .Heat.Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Heat.Rows}}<tr><th scope="row">{{.Image}}</th>{{range .Cells}}<td style="{{.Style}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
 <h3>Per benchmark under <code>{{.Name}}</code></h3>
 {{range .Benches}}
 <div class="bench">
 <h4>{{.Name}}</h4>
 {{template "table" .Table}}
-{{if .CDF}}<svg class="cdf" id="{{.CDF}}" data-cdf="{{.CDF}}" viewBox="0 0 760 300" width="760" height="300" role="img" aria-label="latency CDF {{.Name}}"></svg>{{end}}
+{{if .CDF}}<div class="scroll chart"><svg class="cdf" id="{{.CDF}}" data-cdf="{{.CDF}}" viewBox="0 0 760 300" width="760" height="300" role="img" aria-label="latency CDF {{.Name}}"></svg></div>{{end}}
 </div>
 {{end}}
 </section>
 {{end}}
-{{if .Pairs.Rows}}<section><h2>Co-scheduled pairs</h2><p>The ratio of the base's server CPU time per operation to the image's, both servers on the same CPU at the same time (&gt; 1: the image is faster). Score rows of images are the primary family (Holm-corrected verdicts, each with the interval at its Holm level); the rest are uncorrected 95% intervals.</p>{{template "table" .Pairs}}</section>{{end}}
-<section>
+{{if .Pairs.Rows}}<section id="pairs"><h2>Co-scheduled pairs</h2><p>The ratio of the base's server CPU time per operation to the image's, both servers on the same CPU at the same time (&gt; 1: the image is faster). Score rows of images are the primary family (Holm-corrected verdicts, each with the interval at its Holm level); the rest are uncorrected 95% intervals.</p><details><summary>All {{len .Pairs.Rows}} rows</summary>{{template "table" .Pairs}}</details></section>{{end}}
+<section id="axes">
 <h2>Runtime effects</h2>
-{{if .Axes.Rows}}{{.AxisChart}}{{template "table" .Axes}}{{else}}<p>No runtime axis could be measured: each needs both of its runtimes.</p>{{end}}
+{{if .Axes.Rows}}<div class="scroll chart">{{.AxisChart}}</div>{{template "table" .Axes}}{{else}}<p>No runtime axis could be measured: each needs both of its runtimes.</p>{{end}}
 </section>
+{{if .Images.Rows}}<section id="images"><h2>Images</h2>{{template "table" .Images}}</section>{{end}}
 <section>
 <h2 id="warnings">Warnings</h2>
 {{if .Warnings}}<ul class="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>None.</p>{{end}}
 </section>
-{{if .Images.Rows}}<section><h2>Images</h2>{{template "table" .Images}}</section>{{end}}
-<section class="method">
+<section class="method" id="method">
 <h2>How this was measured</h2>
 {{.Method}}
 </section>
@@ -540,17 +554,27 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 `))
 
 const style = `
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1150px;color:#1b1f24;padding:0 16px}
-h1{font-size:24px}h2{font-size:19px;margin-top:32px;border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:16px}h4{font-size:14px;margin:18px 0 6px}
-table{border-collapse:collapse;margin:8px 0 12px;font-size:12.5px}th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left}th{background:#f6f8fa}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1180px;color:#1b1f24;padding:16px}
+h1{font-size:24px;margin:4px 0 12px}h2{font-size:19px;margin-top:36px;border-bottom:1px solid #d0d7de;padding-bottom:4px}h3{font-size:16px;margin-top:22px}h4{font-size:14px;margin:18px 0 6px}
+.answer{background:#f0f6ff;border:1px solid #b6d4fe;border-radius:8px;padding:6px 16px;font-size:16px}
+.answer p{margin:10px 0}
+.toc{display:flex;flex-wrap:wrap;gap:4px 14px;margin:12px 0;font-size:13.5px}.toc a{color:#0969da;text-decoration:none}
+.facts{margin:8px 0 0;font-size:13px;color:#424a53}.facts summary{cursor:pointer}
+.note{font-size:13px;color:#57606a}
+.scroll{overflow-x:auto;max-width:100%;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;margin:8px 0 12px;font-size:12.5px}th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left;vertical-align:top}th{background:#f6f8fa}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.mono{font-family:ui-monospace,monospace;font-size:11.5px}
+table.heat td{text-align:center;font-variant-numeric:tabular-nums;min-width:64px}table.heat th[scope=row]{white-space:nowrap}
 .v-faster{color:#116329;font-weight:600}.v-slower{color:#a40e26;font-weight:600}.v-tie{color:#57606a}
 svg{display:block;margin:8px 0;max-width:100%;height:auto}
 .grid{stroke:#eaeef2}.tick{font-size:11px;fill:#57606a}.label{font-size:12px;fill:#1b1f24}
 .bar.faster{fill:#2da44e}.bar.slower{fill:#cf222e}.bar.tie{fill:#8c959f}.bar.self{fill:#0969da}
 .err{stroke:#1b1f24;stroke-width:1.3;fill:none}.one{stroke:#0969da;stroke-dasharray:4 3}
 .cdf .axis{stroke:#57606a}.cdf .line{fill:none;stroke-width:1.6}.cdf .ref{stroke-dasharray:5 3}
-.warnings li{margin:2px 0}code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+.warnings li{margin:2px 0;overflow-wrap:anywhere}code{background:#f6f8fa;padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
+details summary{cursor:pointer;color:#0969da}
+@media (max-width:640px){.chart svg{min-width:600px}body{font-size:14px;padding:10px}h1{font-size:20px}.answer{font-size:14.5px;padding:4px 10px}table{font-size:11.5px}}
 `
 
 // script records errors on the page (so a headless browser test can see

@@ -40,6 +40,8 @@ type ImageInfo struct {
 	Compiler  string `json:"compiler,omitempty"`  // e.g. gcc-12
 	Flags     string `json:"flags,omitempty"`     // -O, -march, LTO, extra flags, one line
 	Allocator string `json:"allocator,omitempty"` // jemalloc, mimalloc, ...
+	Libc      string `json:"libc,omitempty"`      // glibc, musl
+	Size      int64  `json:"size,omitempty"`      // image size in bytes, as Docker Engine reports it
 	Build     string `json:"build,omitempty"`     // build status and duration, e.g. "ok 3m12s"
 	Origin    string `json:"origin,omitempty"`    // built, pulled (reference, digest, platform) or rebuilt from a recipe (and why)
 	Verify    string `json:"verify,omitempty"`    // verify status, e.g. "passed (quick)"
@@ -302,7 +304,7 @@ func codeList(xs []string) string {
 // report.md, for printing on a terminal.
 func RankingTables(r rank.Ranking) string {
 	var b strings.Builder
-	b.WriteString(Headline(r))
+	b.WriteString(PlainText(Headline(r)))
 	b.WriteString("\n")
 	for _, st := range r.Standings {
 		fmt.Fprintf(&b, "Ranking under %s:\n\n", st.Runtime)
@@ -580,18 +582,28 @@ func warningsSection(r rank.Ranking, ctx Context) string {
 	return b.String()
 }
 
+// imageColumns and imageCells are the build facts of an image, as the
+// Markdown and HTML reports both show them.
+var imageColumns = []string{"Image", "kind", "compiler", "flags", "allocator", "libc", "size", "build", "verify", "reference", "digest", "origin"}
+
+func imageCells(im ImageInfo) []string {
+	size := ""
+	if im.Size > 0 {
+		size = fmt.Sprintf("%.1f MB", float64(im.Size)/1e6)
+	}
+	return []string{im.Name, im.Kind, im.Compiler, im.Flags, im.Allocator, im.Libc, size, im.Build, im.Verify, im.Image, shortDigest(im.Digest), im.Origin}
+}
+
 func imagesSection(ctx Context) string {
 	if len(ctx.Images) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("## Images\n\n| Image | kind | compiler | flags | allocator | build | verify | reference | origin |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Images\n\n| " + strings.Join(imageColumns, " | ") + " |\n|" + strings.Repeat("---|", len(imageColumns)) + "\n")
 	for _, im := range ctx.Images {
-		ref := im.Image
-		if im.Digest != "" {
-			ref += " (" + shortDigest(im.Digest) + ")"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", im.Name, im.Kind, im.Compiler, im.Flags, im.Allocator, im.Build, im.Verify, ref, im.Origin)
+		c := imageCells(im)
+		c[0] = "`" + c[0] + "`"
+		b.WriteString("| " + strings.Join(c, " | ") + " |\n")
 	}
 	b.WriteString("\n")
 	return b.String()

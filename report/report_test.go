@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -255,12 +256,43 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 }
 
+// layoutCheck is appended to the page under test only (never to the
+// report itself): after the page's own script has run, it records on
+// <html> how far the page scrolls sideways (and the widest elements that
+// stick out of the viewport outside a scroll box), and any Markdown syntax
+// left in the document's text (bold, code, links, headings, table rows,
+// list markers), so --dump-dom shows both.
+const layoutCheck = `<script>
+document.addEventListener('DOMContentLoaded', function(){
+  var root = document.documentElement, W = window.innerWidth;
+  var over = root.scrollWidth - W, bad = [];
+  document.querySelectorAll('body *').forEach(function(el){
+    if (el.closest('.scroll')) return;
+    var r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > W + 1) bad.push(el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined ? '.' + el.className : '') + '(' + Math.round(r.right) + ')');
+  });
+  root.setAttribute('data-overflow', over + (bad.length ? ' ' + bad.slice(0, 6).join(' ') : ''));
+  var body = document.body.cloneNode(true);
+  body.querySelectorAll('script,style').forEach(function(s){ s.remove(); });
+  var text = body.textContent, md = [];
+  [/\*\*[^*\n]+\*\*/, /` + "`" + `[^` + "`" + `\n]+` + "`" + `/, /\]\([^)\s]*\)/, /^\s*#{1,6} \S/m, /\|\s*-{3,}\s*\|/, /^\s*[-*] \S/m].forEach(function(re){
+    var m = text.match(re); if (m) md.push(m[0].trim().slice(0, 60));
+  });
+  root.setAttribute('data-markdown', md.join(' ; '));
+});
+</script>`
+
 // TestHTMLInChromium renders the report and loads it in headless Chromium
-// with --dump-dom and --screenshot in one run: the DOM after the inline
-// script ran must show every CDF drawn and no error recorded by the page's
-// error hook; Chromium's stderr (--enable-logging=stderr --v=0) must hold
-// no CONSOLE line, which is where uncaught exceptions and console messages
-// go; the PNG must be 1200×1600 and far from blank.
+// at a laptop's width and a phone's, with --dump-dom and --screenshot in
+// one run each: the DOM after the page's script ran must show every CDF
+// drawn, no error recorded by the page's error hook, no horizontal
+// overflow of the page (wide tables and charts scroll inside their own
+// box) and no Markdown syntax in its text; Chromium's stderr
+// (--enable-logging=stderr --v=0) must hold no CONSOLE line, which is
+// where uncaught exceptions and console messages go; each PNG must have
+// the window's size and be far from blank. The screenshots and the
+// reports are kept as artefacts: under $RV_ARTIFACTS/report-html, else
+// .state/artifacts/report-html in the repository.
 func TestHTMLInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("headless Chromium test skipped in -short mode")
@@ -276,37 +308,81 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Fatalf("Write did not write %s: %v", f, err)
 		}
 	}
-	url := "file://" + filepath.Join(dir, HTMLFile)
-	shot := filepath.Join(dir, "shot.png")
-	dom, logs := runChromium(t, bin, dir, "--dump-dom", "--screenshot="+shot, "--window-size=1200,1600", url)
-	i := strings.Index(dom, "<html")
-	if i < 0 {
-		t.Fatalf("--dump-dom printed no document: %.300s", dom)
+	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
 	}
-	htmlTag := dom[i : i+strings.IndexByte(dom[i:], '>')+1]
-	if strings.Contains(htmlTag, "data-js-errors") {
-		t.Errorf("script errors on the page: %s", htmlTag)
+	checked := strings.Replace(string(page), "</body>", layoutCheck+"\n</body>", 1)
+	if err := os.WriteFile(filepath.Join(dir, "checked.html"), []byte(checked), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(htmlTag, `data-cdfs-drawn="6"`) {
-		t.Errorf("the inline script did not draw the 6 CDFs: %s", htmlTag)
-	}
-	if n := strings.Count(dom, `class="line`); n != 6*5 {
-		t.Errorf("%d CDF lines in the DOM, want 30", n)
-	}
-	for _, l := range strings.Split(logs, "\n") {
-		if strings.Contains(l, "CONSOLE") || strings.Contains(l, "Uncaught") {
-			t.Errorf("browser console: %s", l)
+	arts := artifactsDir(t)
+	for _, f := range []string{MarkdownFile, HTMLFile} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+			os.WriteFile(filepath.Join(arts, f), b, 0o644)
 		}
 	}
-
-	if keep := os.Getenv("REPORT_KEEP"); keep != "" { // to look at the result: REPORT_KEEP=/tmp/x go test -run Chromium
-		os.MkdirAll(keep, 0o755)
-		for _, f := range []string{MarkdownFile, CSVFile, JSONFile, HTMLFile, "shot.png"} {
-			if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
-				os.WriteFile(filepath.Join(keep, f), b, 0o644)
+	url := "file://" + filepath.Join(dir, "checked.html")
+	for _, size := range []struct {
+		name string
+		w, h int
+	}{{"laptop", 1280, 900}, {"phone", 390, 844}} {
+		t.Run(size.name, func(t *testing.T) {
+			shot := filepath.Join(arts, "report-"+size.name+".png")
+			dom, logs := runChromium(t, bin, dir, "--dump-dom", "--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", size.w, size.h), url)
+			i := strings.Index(dom, "<html")
+			if i < 0 {
+				t.Fatalf("--dump-dom printed no document: %.300s", dom)
 			}
-		}
+			htmlTag := dom[i : i+strings.IndexByte(dom[i:], '>')+1]
+			if strings.Contains(htmlTag, "data-js-errors") {
+				t.Errorf("script errors on the page: %s", htmlTag)
+			}
+			if !strings.Contains(htmlTag, `data-cdfs-drawn="6"`) {
+				t.Errorf("the inline script did not draw the 6 CDFs: %s", htmlTag)
+			}
+			if !strings.Contains(htmlTag, `data-overflow="0"`) && !strings.Contains(htmlTag, `data-overflow="-`) {
+				t.Errorf("the page overflows sideways at %d px: %s", size.w, htmlTag)
+			}
+			if !strings.Contains(htmlTag, `data-markdown=""`) {
+				t.Errorf("Markdown syntax in the page's text: %s", htmlTag)
+			}
+			if n := strings.Count(dom, `class="line`); n != 6*5 {
+				t.Errorf("%d CDF lines in the DOM, want 30", n)
+			}
+			for _, l := range strings.Split(logs, "\n") {
+				if strings.Contains(l, "CONSOLE") || strings.Contains(l, "Uncaught") {
+					t.Errorf("browser console: %s", l)
+				}
+			}
+			checkScreenshot(t, shot, size.w, size.h)
+		})
 	}
+	// The answer comes first: the page's first section after the title.
+	h1 := strings.Index(string(page), "<h1>")
+	if a := strings.Index(string(page), `<section class="answer"`); a < h1 || strings.Contains(string(page)[h1:a], "<table") || strings.Contains(string(page)[h1:a], "<ul") {
+		t.Errorf("the answer is not the first thing after the title")
+	}
+}
+
+// artifactsDir is where the Chromium test keeps its screenshots.
+func artifactsDir(t *testing.T) string {
+	dir := os.Getenv("RV_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", ".state", "artifacts")
+	}
+	dir = filepath.Join(dir, "report-html")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(dir)
+	t.Logf("screenshots and reports kept in %s", abs)
+	return abs
+}
+
+// checkScreenshot: a PNG of the window's size, far from blank.
+func checkScreenshot(t *testing.T, shot string, w, h int) {
+	t.Helper()
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -317,8 +393,8 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatalf("screenshot is not a PNG: %v", err)
 	}
 	bnd := img.Bounds()
-	if bnd.Dx() != 1200 || bnd.Dy() != 1600 {
-		t.Errorf("screenshot %v, want 1200×1600", bnd)
+	if bnd.Dx() != w || bnd.Dy() != h {
+		t.Errorf("screenshot %v, want %d×%d", bnd, w, h)
 	}
 	colors := map[uint32]bool{}
 	ink := 0
@@ -332,7 +408,7 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	}
 	total := bnd.Dx() * bnd.Dy() / 4
-	t.Logf("screenshot: %d colours, %.1f%% ink", len(colors), 100*float64(ink)/float64(total))
+	t.Logf("%s: %d colours, %.1f%% ink", filepath.Base(shot), len(colors), 100*float64(ink)/float64(total))
 	if len(colors) < 20 || float64(ink)/float64(total) < 0.02 {
 		t.Errorf("screenshot looks blank: %d colours, %d of %d sampled pixels not white", len(colors), ink, total)
 	}

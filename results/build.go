@@ -40,6 +40,7 @@ type Build struct {
 	Builder     string            `json:"builder,omitempty"`
 	Retried     []string          `json:"retried,omitempty"`
 	CachedSteps int               `json:"cached_steps"`
+	Size        int64             `json:"size,omitempty"` // the image's size in bytes (Docker Engine's, uncompressed)
 	TotalSteps  int               `json:"total_steps"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Finished    time.Time         `json:"finished"`
