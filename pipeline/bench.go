@@ -132,10 +132,10 @@ func Bench(ctx context.Context, c Config, o BenchOptions) error {
 		Log:        logFile,
 		Progress:   p,
 	})
-	fmt.Fprintf(c.Out, "bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); seed %d, %s\n",
+	p.Println("bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); seed %d, %s",
 		sum.Replicates, sum.PlannedReplicates, sum.Windows, len(sum.FailedReplicates), sum.Total, sum.Planned, len(sum.Failures), sum.Seed, sum.Elapsed.Round(time.Second))
 	if sum.BudgetSpent {
-		fmt.Fprintln(c.Out, "bench: the time budget ran out before every planned trial ran; run it again to continue")
+		p.Failure("bench: the time budget ran out before every planned trial ran; run it again to continue")
 	}
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted: the %d finished trial(s) are kept in %s; run the same command again to resume", sum.Total, run.Path("trials"))

@@ -63,6 +63,7 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 		return err
 	}
 	defer closeP()
+	fetchMissing(ctx, c, p, vs)
 	p.Println("building %d images into %s (jobs %d; full logs in %s)", len(vs), run.Dir, o.Jobs, run.Path("logs"))
 	start := time.Now()
 	res, err := buildWith(ctx, c, errw, "build", builder.Options{

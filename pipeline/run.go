@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis-variants/redis-variants/bench"
 	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/publish"
@@ -28,6 +29,9 @@ type RunOptions struct {
 	NoVerify      bool
 	CacheTo       string   // build's --cache-to
 	CacheFrom     []string // build's --cache-from
+	// Generator is bench's load generator (nil: this executable's
+	// loadgen; a test passes bench.InProcess).
+	Generator bench.Generator
 }
 
 // Run drives every stage on one run folder: build, verify (unless
@@ -78,7 +82,7 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 	}
 	if ok {
 		ok = stage("bench", func() error {
-			return Bench(ctx, c, BenchOptions{Profile: o.BenchProfile, Only: o.Only, Runtimes: o.Runtimes})
+			return Bench(ctx, c, BenchOptions{Profile: o.BenchProfile, Only: o.Only, Runtimes: o.Runtimes, Generator: o.Generator})
 		})
 	}
 	if ok {

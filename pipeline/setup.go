@@ -7,7 +7,9 @@ import (
 	"slices"
 
 	"github.com/redis-variants/redis-variants/doctor"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/sources"
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 // Fetch fills the source cache with every source the variants file names,
@@ -34,6 +36,32 @@ func Fetch(ctx context.Context, c Config) error {
 		return fmt.Errorf("%d of %d sources could not be fetched", failed, len(names))
 	}
 	return nil
+}
+
+// fetchMissing fetches the sources the entries vs build from that the
+// cache lacks (a file that names a catalogue release needs no separate
+// fetch), a line each; one that cannot be had is printed as a failure
+// and its entries' builds fail saying so.
+func fetchMissing(ctx context.Context, c Config, p *progress.Printer, vs []variants.Variant) {
+	cache := sources.New(c.SourcesDir())
+	seen := map[string]bool{}
+	for _, v := range vs {
+		for _, src := range []variants.Source{v.Source, v.Toolchain} {
+			if src.Name == "" || seen[src.Name] {
+				continue
+			}
+			seen[src.Name] = true
+			if _, err := cache.Resolve(src); err == nil {
+				continue
+			}
+			e, err := cache.Fetch(ctx, src)
+			if err != nil {
+				p.Failure("%v", err)
+				continue
+			}
+			p.Println("fetched %s (sha256:%s) from %s", src.Name, e.SHA256, e.From)
+		}
+	}
 }
 
 // Doctor checks every part the tool needs (against the base images the

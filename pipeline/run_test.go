@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/engine/enginetest"
+	"github.com/redis-variants/redis-variants/progress"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/solve"
+)
+
+// minimalFile names a Redis version and nothing else a build needs: no
+// sources: (the catalogue has 7.0.15, from Debian's pool here) and no
+// references: (stock-debian by default). The runtime and the profile only
+// keep the test short.
+const minimalFile = `variants: [{name: mine, redis: 7.0.15, opt: O1, allocator: libc}]
+runtimes: [{name: host, network: host}]
+profiles:
+  quick: {tests: [GET], keyspace: 1000, duration: 300ms, warmup: 100ms, replicates: 4, windows: 2, axis_replicates: 0, trials: 1, budget: 5m}
+`
+
+// TestMinimalFileRun runs the whole pipeline (build, bench, rank, reports)
+// on the real daemons from a file of one variant, with plain progress: the
+// source comes from the catalogue, the reference is the default one, every
+// finished build is one line and BuildKit's own lines stay in the run
+// folder's logs, and the end prints the answer and the time by stage.
+func TestMinimalFileRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker Engine and buildkitd")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	enginetest.Client(t) // fails, saying how to start it, without a Docker Engine
+	root := t.TempDir()
+	file := filepath.Join(root, "min.yaml")
+	if err := os.WriteFile(file, []byte(minimalFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	dir := filepath.Join(root, "runs", "20261202-000000")
+	c := Config{File: file, Runs: filepath.Join(root, "runs"), RunDir: dir, State: filepath.Join(enginetest.RepoRoot(t), ".state"),
+		Registry: localRegistry, BuildKit: solve.Address(), Progress: progress.Plain, Out: &out, Err: &errw}
+	if err := Run(ctx, c, RunOptions{BenchProfile: "quick", NoVerify: true, Jobs: 1, Generator: bench.InProcess{}}); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, errw.String())
+	}
+	run := &results.Run{Dir: dir}
+	plan, err := run.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, ok := plan.Sources["redis-7.0.15"]; !ok || src.SHA256 != "98066f5363504b26c34dd20fbcc3c957990d764cdf42576c836fc021073f4341" {
+		t.Errorf("plan.json's sources %v: want the catalogue's redis-7.0.15", plan.Sources)
+	}
+	builds, _, err := results.LoadBuilds(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mine", "stock-debian"} {
+		if b := builds[name]; b.Status != builder.StatusOK || b.Size <= 0 {
+			t.Errorf("build of %s: %s %s (size %d)", name, b.Status, b.Error, b.Size)
+		}
+	}
+	rk, err := run.Ranking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := rk.Standing("host")
+	if !ok || len(st.Entries) != 2 || st.Primary != "stock-debian" {
+		t.Fatalf("standings %+v", rk.Standings)
+	}
+	md, err := os.ReadFile(run.Path("report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(md), "# Redis variants: benchmark ranking\n\n## The answer\n\nUnder `host`, ") {
+		t.Errorf("report.md does not open with the answer:\n%.400s", md)
+	}
+	stderr := errw.String()
+	if strings.ContainsAny(stderr, "\x1b\r") {
+		t.Errorf("plain progress wrote control characters:\n%q", stderr)
+	}
+	if !strings.Contains(stderr, "[mine] built ") || strings.Contains(stderr, "#1 [internal]") || strings.Contains(stderr, "RUN make") {
+		t.Errorf("progress is not one line per build, or BuildKit's steps reached the console:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "windows (100%)") {
+		t.Errorf("no bench line reached 100%%:\n%s", stderr)
+	}
+	if log, err := os.ReadFile(run.Path("logs", "mine.log")); err != nil || !strings.Contains(string(log), "make") {
+		t.Errorf("the full build log is not in the run folder: %v", err)
+	}
+	stdout := out.String()
+	if !strings.HasPrefix(stdout, "The answer:\n\nUnder host, ") || !strings.Contains(stdout, "time by stage: ") || !strings.Contains(stdout, "bench ") {
+		t.Errorf("run's output does not open with the answer or lacks the time by stage:\n%s", stdout)
+	}
+	t.Logf("stderr (%d lines):\n%s\nstdout:\n%s", strings.Count(stderr, "\n"), stderr, stdout)
+}
