@@ -37,8 +37,10 @@ func TestPlanTable(t *testing.T) {
 	}
 }
 
-func TestPlanJSON(t *testing.T) {
-	out, _, err := runCmd(t, "plan", "-f", "../../variants.yaml", "--json")
+// planJSON runs plan --json on file and decodes what it prints.
+func planJSON(t *testing.T, file string) variants.Plan {
+	t.Helper()
+	out, _, err := runCmd(t, "plan", "-f", file, "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,22 +48,15 @@ func TestPlanJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(p.Variants) != 5 || len(p.References) != 3 || p.Variants[0].ID == "" {
-		t.Errorf("plan = %+v", p)
-	}
+	return p
 }
 
-// TestPlanJSONPGO: the PGO file's training defaults come from its quick profile.
-func TestPlanJSONPGO(t *testing.T) {
-	out, _, err := runCmd(t, "plan", "-f", "../../variants-pgo.yaml", "--json")
-	if err != nil {
-		t.Fatal(err)
+func TestPlanJSON(t *testing.T) {
+	if p := planJSON(t, "../../variants.yaml"); len(p.Variants) != 5 || len(p.References) != 3 || p.Variants[0].ID == "" {
+		t.Errorf("plan = %+v", p)
 	}
-	var p variants.Plan
-	if err := json.Unmarshal([]byte(out), &p); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out)
-	}
-	if len(p.Variants) != 4 || p.Variants[1].PGO == nil || len(p.Variants[1].PGO.Train.Tests) == 0 {
+	// The PGO file's training defaults come from its quick profile.
+	if p := planJSON(t, "../../variants-pgo.yaml"); len(p.Variants) != 4 || p.Variants[1].PGO == nil || len(p.Variants[1].PGO.Train.Tests) == 0 {
 		t.Errorf("plan = %+v", p)
 	}
 }
