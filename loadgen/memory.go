@@ -48,9 +48,9 @@ func MemoryKeyName(i int) string { return "mem:" + strconv.Itoa(i) }
 
 // MemStats is what INFO memory says at one moment.
 type MemStats struct {
-	UsedMemory         int64   `json:"used_memory"`          // bytes the allocator handed out
-	UsedMemoryRSS      int64   `json:"used_memory_rss"`      // resident set size as the server reads it
-	UsedMemoryDataset  int64   `json:"used_memory_dataset"`  // used_memory minus the overhead
+	UsedMemory         int64   `json:"used_memory"`         // bytes the allocator handed out
+	UsedMemoryRSS      int64   `json:"used_memory_rss"`     // resident set size as the server reads it
+	UsedMemoryDataset  int64   `json:"used_memory_dataset"` // used_memory minus the overhead
 	FragRatio          float64 `json:"mem_fragmentation_ratio"`
 	AllocatorFragRatio float64 `json:"allocator_frag_ratio,omitempty"` // jemalloc only (0: not reported)
 	AllocatorFragBytes int64   `json:"allocator_frag_bytes,omitempty"`
