@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis-variants/redis-variants/loadgen"
 	"gopkg.in/yaml.v3"
 )
 
@@ -210,7 +211,8 @@ var (
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus"}
-	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials"}
+	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory"}
+	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
 	recipes         = []string{RecipeOfficial, RecipeOfficialAlpine}
 	libcs           = []string{LibcGlibc, LibcMusl}
@@ -957,6 +959,8 @@ func DefaultProfiles() map[string]Profile {
 		AxisReplicates: 4,
 		Runtimes:       RuntimesFirst,
 		Budget:         25 * 60e9,
+		// The short form: 64 MiB of four value sizes, 3 servers each.
+		Memory: &MemoryProfile{Target: 64 << 20, Sizes: "64:40,1K:30,4K:20,16K:10", Overwrite: 0.5, Delete: 0.3, Defrag: 5e9, Replicates: 3},
 	}
 	full := quick
 	full.Name = "full"
@@ -970,6 +974,7 @@ func DefaultProfiles() map[string]Profile {
 	full.AxisReplicates = 8
 	full.Runtimes = RuntimesFirst
 	full.Budget = 3 * 3600e9
+	full.Memory = &MemoryProfile{Target: 512 << 20, Sizes: "uniform:64-16K", Overwrite: 0.5, Delete: 0.3, Defrag: 30e9, Replicates: 6}
 	return map[string]Profile{"quick": quick, "full": full}
 }
 
@@ -1087,6 +1092,8 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 				if d, ok := c.duration(f.v, fp, true); ok {
 					pr.Warmup = d
 				}
+			case "memory":
+				pr.Memory = c.memoryProfile(f.v, fp, pr.Memory)
 			}
 		}
 		if pr.Replicates%2 != 0 {
@@ -1098,6 +1105,95 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 		out[p.key] = pr
 	}
 	return out
+}
+
+// memoryProfile reads a profile's memory section over base (the built-in
+// one): off (or false) turns the workload off.
+func (c *collector) memoryProfile(n *yaml.Node, path string, base *MemoryProfile) *MemoryProfile {
+	if d := deref(n); d != nil && d.Kind == yaml.ScalarNode && (d.Value == "off" || d.Value == "false") {
+		return nil
+	}
+	m := MemoryProfile{Target: 64 << 20, Sizes: "uniform:64-16K", Overwrite: 0.5, Delete: 0.3, Replicates: 3}
+	if base != nil {
+		m = *base
+	}
+	for _, f := range c.pairs(n, path, memoryFields) {
+		fp := join(path, f.key)
+		switch f.key {
+		case "target":
+			s, ok := c.str(f.v, fp)
+			if !ok {
+				continue
+			}
+			b, err := ParseBytes(s)
+			if err != nil || b <= 0 {
+				c.errf(deref(f.v), fp, "%q is not a size: want bytes with a unit, like 64MiB or 1GiB", s)
+				continue
+			}
+			m.Target = b
+		case "sizes":
+			s, ok := c.str(f.v, fp)
+			if !ok {
+				continue
+			}
+			if _, err := loadgen.ParseSizes(s); err != nil {
+				c.errf(deref(f.v), fp, "%v", err)
+				continue
+			}
+			m.Sizes = s
+		case "overwrite", "delete":
+			s, ok := c.str(f.v, fp)
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+			if strings.HasSuffix(s, "%") {
+				v /= 100
+			}
+			if err != nil || v < 0 || v > 1 || f.key == "delete" && v >= 1 {
+				c.errf(deref(f.v), fp, "%q: want a share in [0, 1) (0.3 or 30%%)", s)
+				continue
+			}
+			if f.key == "overwrite" {
+				m.Overwrite = v
+			} else {
+				m.Delete = v
+			}
+		case "defrag":
+			if d, ok := c.duration(f.v, fp, true); ok {
+				m.Defrag = d
+			}
+		case "replicates":
+			if v, ok := c.integer(f.v, fp); ok {
+				if v < 1 {
+					c.errf(deref(f.v), fp, "must be at least 1 (memory: off turns the workload off)")
+					continue
+				}
+				m.Replicates = v
+			}
+		}
+	}
+	return &m
+}
+
+// ParseBytes reads a size: a number with an optional unit (B, K/KB/KiB,
+// M/MB/MiB, G/GB/GiB; all binary).
+func ParseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	mult := map[string]float64{"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MiB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GiB": 1 << 30}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
+	}
+	return int64(v * mult), nil
 }
 
 // yamlError returns the error yaml.v3 gives for data ("" when it parses).

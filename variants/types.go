@@ -185,6 +185,25 @@ type Profile struct {
 	// co-scheduling distorts. They do not decide the ranking.
 	Trials int           `json:"trials"`
 	Budget time.Duration `json:"budget"` // safety stop: no new measurement starts after this long (the run is then incomplete, and says so)
+
+	// Memory is the memory workload (nil: none): what each allocator does
+	// with the same dataset, measured on fresh servers.
+	Memory *MemoryProfile `json:"memory,omitempty"`
+}
+
+// MemoryProfile is a profile's memory workload: each image's server, fresh
+// each time, is filled to Target bytes of values drawn from Sizes, a share
+// of them overwritten with newly drawn sizes and a share deleted, then
+// actively defragmented for at most Defrag where the build supports it.
+// Every image gets Replicates servers; the primary reference twice as
+// many, half of them its A/A control.
+type MemoryProfile struct {
+	Target     int64         `json:"target"`     // dataset bytes to fill to
+	Sizes      string        `json:"sizes"`      // value-size mix: "uniform:64-16K" or "64:40,1K:30,16K:10" (SIZE:WEIGHT)
+	Overwrite  float64       `json:"overwrite"`  // share of the keys overwritten
+	Delete     float64       `json:"delete"`     // share of the keys deleted
+	Defrag     time.Duration `json:"defrag"`     // active defragmentation's bound (0 = not run)
+	Replicates int           `json:"replicates"` // fresh servers per image
 }
 
 // Profile.Runtimes values.

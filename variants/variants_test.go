@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -46,7 +47,13 @@ func render(p *Plan, err error) string {
 		fmt.Fprintf(&b, "runtime %+v\n", r)
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Profiles)) {
-		fmt.Fprintf(&b, "profile %+v\n", p.Profiles[name])
+		pr := p.Profiles[name]
+		mem := pr.Memory
+		pr.Memory = nil
+		fmt.Fprintf(&b, "profile %+v\n", pr)
+		if mem != nil {
+			fmt.Fprintf(&b, "  memory %+v\n", *mem)
+		}
 	}
 	for _, w := range p.Warnings {
 		fmt.Fprintln(&b, w.String())
@@ -289,11 +296,31 @@ func TestBuiltinDefaults(t *testing.T) {
 		if !ok {
 			t.Fatalf("profile %s missing", name)
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want[name]) {
+		if !reflect.DeepEqual(got, want[name]) {
 			t.Errorf("%s = %+v, want %+v", name, got, want[name])
 		}
 	}
 	q, f := p.Profiles["quick"], p.Profiles["full"]
+	if m := q.Memory; m == nil || m.Target != 64<<20 || m.Replicates != 3 || m.Defrag != 5*time.Second {
+		t.Errorf("quick memory = %+v", m)
+	}
+	// A memory section overrides the built-in one field by field; off turns it off.
+	p = mustParse(t, srcs+"variants: [{name: a}]\nprofiles: {quick: {memory: {target: 1GiB, delete: 40%, sizes: \"uniform:1K-4K\"}}, full: {memory: off}}\n")
+	if m := p.Profiles["quick"].Memory; m == nil || m.Target != 1<<30 || m.Delete != 0.4 || m.Overwrite != 0.5 || m.Sizes != "uniform:1K-4K" || m.Replicates != 3 {
+		t.Errorf("quick memory = %+v", m)
+	}
+	if m := p.Profiles["full"].Memory; m != nil {
+		t.Errorf("memory: off gave %+v", m)
+	}
+	if DefaultProfiles()["quick"].Memory.Target != 64<<20 {
+		t.Error("a file's memory section changed the built-in profile")
+	}
+	_, err := Parse("m.yaml", []byte(srcs+"variants: [{name: a}]\nprofiles:\n  quick:\n    memory: {target: lots, sizes: \"64\", delete: 1.5}\n"))
+	for _, want := range []string{"m.yaml:16:22: profiles.quick.memory.target: \"lots\" is not a size", "profiles.quick.memory.sizes:", "profiles.quick.memory.delete: \"1.5\""} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad memory section: %v; want %q", err, want)
+		}
+	}
 	if q.Duration != 600*time.Millisecond || q.Warmup != 200*time.Millisecond || q.Budget != 25*time.Minute || q.Keyspace != 100000 || q.Replicates != 14 || q.Windows != 2 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[16]" {
 		t.Errorf("quick = %+v", q)
 	}
