@@ -111,6 +111,9 @@ type Summary struct {
 	Done              int           `json:"done"`    // trials finished by this run
 	Total             int           `json:"total"`   // trials on disk now
 	BudgetSpent       bool          `json:"budget_spent"`
+	MemoryPlanned     int           `json:"memory_planned,omitempty"`  // memory-workload servers in the design
+	MemoryDone        int           `json:"memory_done,omitempty"`     // measured by this run
+	MemoryFailures    []string      `json:"memory_failures,omitempty"` // servers with no figures, or stopped by the OOM killer
 	Failures          []Failure     `json:"failures,omitempty"`
 	Dropped           []Cell        `json:"dropped,omitempty"` // cells given up after repeated failures
 	Warnings          []string      `json:"warnings,omitempty"`
@@ -159,6 +162,7 @@ func cellOf(t rank.Trial) Cell {
 // standalone trial of a cell.
 type unit struct {
 	pair *pairSlot
+	mem  *memSlot
 	cell Cell
 	rep  int
 }
@@ -289,13 +293,15 @@ type session struct {
 	sockRoot string
 	env      *pairEnv
 
-	trials    []rank.Trial
-	doneTrial map[string]bool
-	repByRel  map[string]*rank.Replicate
-	seq       int
-	failures  map[Cell]int
-	dropped   map[Cell]bool
-	last      string // the latest measurement's line, for the live display
+	trials     []rank.Trial
+	doneTrial  map[string]bool
+	repByRel   map[string]*rank.Replicate
+	seq        int
+	failures   map[Cell]int
+	dropped    map[Cell]bool
+	doneMem    map[string]bool // memory trials on disk, by MemoryRel
+	memRetried map[string]bool // memory trials measured again after an OOM
+	last       string          // the latest measurement's line, for the live display
 }
 
 // logf writes one line of the measurement log and keeps it as the latest.
@@ -308,6 +314,9 @@ func (s *session) logf(format string, a ...any) {
 // size is how many windows a unit measures (a standalone trial counts
 // as one), and done how many of them are on disk.
 func (s *session) size(u unit) int {
+	if u.mem != nil {
+		return 1
+	}
 	if u.pair != nil {
 		return len(s.benches) * s.o.Profile.Windows
 	}
@@ -315,6 +324,12 @@ func (s *session) size(u unit) int {
 }
 
 func (s *session) done(u unit) int {
+	if u.mem != nil {
+		if s.doneMem[u.mem.rel()] {
+			return 1
+		}
+		return 0
+	}
 	if u.pair != nil {
 		rep := s.repByRel[PairRel(u.pair.key, u.pair.rep)]
 		if rep == nil {
@@ -398,6 +413,15 @@ func (s *session) design(all []Image) error {
 			s.units = append(s.units, unit{cell: c, rep: r})
 		}
 	}
+	if m := o.Profile.Memory; m != nil {
+		avail, _ := machine.MemAvailable()
+		if err := CheckMemory(m, avail); err != nil {
+			return err
+		}
+		mu := memoryUnits(o, images, s.primary)
+		s.units = append(s.units, mu...)
+		s.sum.MemoryPlanned = len(mu)
+	}
 	rng.Shuffle(len(s.units), func(i, j int) { s.units[i], s.units[j] = s.units[j], s.units[i] })
 	s.sum.Cells, s.sum.Planned = len(cells), len(cells)*o.Profile.Trials
 	s.sum.PlannedReplicates = len(slots)
@@ -448,6 +472,20 @@ func (s *session) resume() error {
 	}
 	s.trials = trials
 	s.sum.Resumed = len(trials)
+	mem, badMem, err := results.LoadMemory(s.o.Run)
+	if err != nil {
+		return fmt.Errorf("bench: resuming: %w", err)
+	}
+	for _, sk := range badMem {
+		fmt.Fprintf(s.log, "resuming: left out %v: measured again\n", sk)
+	}
+	s.doneMem, s.memRetried = map[string]bool{}, map[string]bool{}
+	for _, t := range mem {
+		if !t.OOM {
+			s.doneMem[results.MemoryRel(t.Image, t.Control, t.Rep)] = true
+		}
+		s.seq = max(s.seq, t.Seq+1)
+	}
 	s.doneTrial = map[string]bool{}
 	for _, t := range trials {
 		s.doneTrial[TrialRel(cellOf(t), t.Rep)] = true
@@ -488,7 +526,9 @@ func (s *session) measure(ctx context.Context) error {
 			return nil
 		}
 		var err error
-		if u.pair != nil {
+		if u.mem != nil {
+			err = s.memory(ctx, u)
+		} else if u.pair != nil {
 			err = s.replicate(ctx, u.pair)
 		} else {
 			err = s.trial(ctx, u)
@@ -716,6 +756,10 @@ type benchPlan struct {
 func describe(units []unit) []string {
 	out := make([]string, len(units))
 	for i, u := range units {
+		if u.mem != nil {
+			out[i] = u.mem.String()
+			continue
+		}
 		if u.pair != nil {
 			sw := ""
 			if u.pair.swapped {

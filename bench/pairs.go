@@ -309,11 +309,18 @@ var ErrNoCgroup = errors.New("the server's cgroup CPU time cannot be read")
 // "standalone"), labelled for the start-up sweep; a unix-socket runtime
 // gets its own socket folder under the bench's.
 func (e *pairEnv) startServer(ctx context.Context, im Image, rt variants.Runtime, role string) (*engine.Server, error) {
+	return e.start(ctx, im, rt, role, 0)
+}
+
+// start starts a server container of im under rt, with a memory limit in
+// bytes (0 = none).
+func (e *pairEnv) start(ctx context.Context, im Image, rt variants.Runtime, role string, memory int64) (*engine.Server, error) {
 	spec := engine.ServerSpec{
 		Image:   im.Ref,
 		Network: rt.Network,
 		Seccomp: rt.Seccomp,
 		CPUs:    rt.ServerCPUs,
+		Memory:  memory,
 		Labels: map[string]string{"io.redis-variants.bench.image": im.Name, "io.redis-variants.bench.runtime": rt.Name,
 			"io.redis-variants.bench.role": role},
 	}

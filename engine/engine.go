@@ -166,6 +166,20 @@ func (c *Client) ImageLabels(ctx context.Context, ref string) (map[string]string
 	return out, nil
 }
 
+// ContainerState says whether the container is running and whether the
+// kernel's OOM killer stopped it.
+func (c *Client) ContainerState(ctx context.Context, id string) (running, oomKilled bool, err error) {
+	ins, err := c.api.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return false, false, fmt.Errorf("inspecting container %s: %w", id, err)
+	}
+	st := ins.Container.State
+	if st == nil {
+		return false, false, nil
+	}
+	return st.Running, st.OOMKilled, nil
+}
+
 // ImageSize returns the size of image ref in bytes, as Docker Engine
 // reports it (every layer, uncompressed).
 func (c *Client) ImageSize(ctx context.Context, ref string) (int64, error) {
@@ -213,6 +227,7 @@ type ServerSpec struct {
 	Network   string            // "host", "bridge" (port published on 127.0.0.1), "none" (unix socket only)
 	Seccomp   string            // "default" (or "") or "unconfined"
 	CPUs      string            // cpuset for the server, e.g. "0" ("" = any)
+	Memory    int64             // memory limit in bytes (0 = none); swap is limited to the same, so the OOM killer acts at the limit
 	Port      int               // TCP port redis listens on (host network) or the published host port (bridge); 0 = pick a free one
 	SocketDir string            // host folder bind-mounted at /run/redis-sock; redis listens on /run/redis-sock/redis.sock (required for "none", optional otherwise)
 	Args      []string          // extra redis-server arguments
@@ -276,6 +291,9 @@ func serverCommand(s ServerSpec) (cmd []string, port int, err error) {
 func hostConfig(s ServerSpec, port int) (*container.HostConfig, error) {
 	hc := &container.HostConfig{}
 	hc.CpusetCpus = s.CPUs
+	if s.Memory > 0 {
+		hc.Memory, hc.MemorySwap = s.Memory, s.Memory
+	}
 	switch s.Seccomp {
 	case "", "default":
 	case "unconfined":

@@ -215,3 +215,49 @@ func ProcessesNamed(name string) []int {
 	}
 	return out
 }
+
+// ContainerPeakMemory returns the most memory the container's cgroup has
+// charged since it started (cgroup v1 memory.max_usage_in_bytes, v2
+// memory.peak): the peak RSS and page cache of a fresh server. Like
+// ContainerCPUNanos it needs the cgroup on this machine.
+func ContainerPeakMemory(id string) (int64, error) {
+	if id == "" {
+		return 0, errors.New("reading container memory: no container ID")
+	}
+	for _, p := range []string{
+		filepath.Join(CgroupRoot, "memory", "docker", id, "memory.max_usage_in_bytes"),
+		filepath.Join(CgroupRoot, "memory", "system.slice", "docker-"+id+".scope", "memory.max_usage_in_bytes"),
+		filepath.Join(CgroupRoot, "system.slice", "docker-"+id+".scope", "memory.peak"),
+		filepath.Join(CgroupRoot, "docker", id, "memory.peak"),
+	} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reading %s: %w", p, err)
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("no memory cgroup for container %s under %s", id, CgroupRoot)
+}
+
+// MemAvailable is the kernel's estimate of the memory available for new
+// work without swapping (/proc/meminfo MemAvailable), in bytes.
+func MemAvailable() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemAvailable:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("reading MemAvailable: %w", err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("/proc/meminfo has no MemAvailable")
+}

@@ -34,7 +34,11 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	if err != nil {
 		return err
 	}
-	bad := append(badTrials, badReps...)
+	mem, badMem, err := results.LoadMemory(run)
+	if err != nil {
+		return err
+	}
+	bad := append(append(badTrials, badReps...), badMem...)
 	if len(trials) == 0 && len(reps) == 0 {
 		if len(bad) > 0 {
 			return fmt.Errorf("no readable trial in %s or pair in %s: %v", run.Path("trials"), run.Path("pairs"), bad)
@@ -48,7 +52,7 @@ func Rank(ctx context.Context, c Config, primary string) error {
 		fmt.Fprintf(c.Err, "warning: left out %v (bench --run %s measures it again)\n", s, dir)
 		rc.Notes = append(rc.Notes, "left out: "+s.Error())
 	}
-	stage := report.Reports(rank.Record(&rank.Ranker{Thresholds: th}, run), run, rc)
+	stage := report.Reports(rank.Record(&rank.Ranker{Thresholds: th, Memory: mem}, run), run, rc)
 	r, err := stage.Rank(ctx, trials, reps)
 	if err != nil {
 		return err

@@ -157,8 +157,11 @@ func (w *verifyProgress) Verify(ctx context.Context, v variants.Variant, t verif
 			okChecks++
 		}
 	}
-	line := fmt.Sprintf("[%s] verify %s in %s: suite %d passed, %d failed, %d known; checks %d/%d", v.Name, r.Status,
-		progress.Duration(r.Duration), r.Suite.Passed, r.Suite.Failed, r.Suite.Known, okChecks, len(r.Checks))
+	suite := fmt.Sprintf("suite %d passed, %d failed, %d known", r.Suite.Passed, r.Suite.Failed, r.Suite.Known)
+	if r.Suite.Passed+r.Suite.Failed == 0 && r.Suite.Note != "" {
+		suite = "suite " + r.Suite.Note
+	}
+	line := fmt.Sprintf("[%s] verify %s in %s: %s; checks %d/%d", v.Name, r.Status, progress.Duration(r.Duration), suite, okChecks, len(r.Checks))
 	if r.External != nil {
 		line += fmt.Sprintf("; against the image %d/%d", r.External.Passed, r.External.Passed+r.External.Failed)
 	}

@@ -22,6 +22,9 @@ var (
 // Ranker ranks with Rank at its thresholds.
 type Ranker struct {
 	Thresholds Thresholds
+	// Memory is the run's memory-workload trials (none: no memory
+	// ranking), ranked against the same primary reference.
+	Memory []MemoryTrial
 }
 
 // Rank implements Interface.
@@ -30,6 +33,13 @@ func (r *Ranker) Rank(ctx context.Context, trials []Trial, reps []Replicate) (*R
 		return nil, err
 	}
 	rk := Rank(trials, reps, r.Thresholds)
+	if len(r.Memory) > 0 {
+		primary := rk.Thresholds.Primary
+		if primary == "" && len(rk.References) > 0 {
+			primary = rk.References[0]
+		}
+		rk.Memory = Memory(r.Memory, primary)
+	}
 	return &rk, nil
 }
 

@@ -66,6 +66,7 @@ func Headline(r rank.Ranking) string {
 		}
 		fmt.Fprintf(&b, "%s\n\n", strings.Join(sent, " "))
 	}
+	b.WriteString(memoryHeadline(r.Memory))
 	if r.Method == rank.MethodPairs && !r.Resolution.Median.IsNaN() {
 		line := fmt.Sprintf("Resolution: this run tells a ratio from 1 when it differs by more than ±%.2f%% (median over %d images; widest ±%.2f%%)",
 			100*float64(r.Resolution.Median), r.Resolution.N, 100*float64(r.Resolution.Max))

@@ -279,6 +279,9 @@ type htmlPage struct {
 	Method    template.HTML
 	Headline  template.HTML
 	Pairs     htmlTable
+	Memory    htmlTable
+	MemIntro  template.HTML
+	MemChart  template.HTML
 	CDFJSON   template.JS
 	Script    template.JS
 	Style     template.CSS
@@ -385,6 +388,25 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 			}
 			p.Images.Rows = append(p.Images.Rows, row)
 		}
+	}
+	if m := r.Memory; m != nil {
+		p.Memory.Head = memoryColumns
+		for _, row := range memoryRows(m) {
+			var cells []htmlCell
+			for i, c := range row {
+				cls := "num"
+				if i == 1 || i == 2 {
+					cls = ""
+				}
+				if i == 6 {
+					cls = verdictClass(map[string]string{rank.Less: rank.Faster, rank.More: rank.Slower}[c])
+				}
+				cells = append(cells, htmlCell{Text: c, Class: cls})
+			}
+			p.Memory.Rows = append(p.Memory.Rows, cells)
+		}
+		p.MemIntro = template.HTML(mdToHTML(memoryIntro(m) + "\n" + strings.Join(m.Notes, "\n")))
+		p.MemChart = memoryChart(m)
 	}
 	p.Method = template.HTML(mdToHTML(methodSection(r, ctx)))
 	p.Headline = template.HTML(mdToHTML(Headline(r)))
@@ -512,7 +534,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 <header>
 <h1>{{.Title}}</h1>
 <section class="answer" aria-label="The answer">{{.Headline}}</section>
-<nav class="toc">{{range .Runtimes}}<a href="#rt-{{.Name}}">Ranking under {{.Name}}</a>{{end}}{{if .Pairs.Rows}}<a href="#pairs">Co-scheduled pairs</a>{{end}}<a href="#axes">Runtime effects</a>{{if .Images.Rows}}<a href="#images">Images</a>{{end}}<a href="#warnings">Warnings ({{len .Warnings}})</a><a href="#method">Method</a></nav>
+<nav class="toc">{{range .Runtimes}}<a href="#rt-{{.Name}}">Ranking under {{.Name}}</a>{{end}}{{if .Memory.Rows}}<a href="#memory">Memory</a>{{end}}{{if .Pairs.Rows}}<a href="#pairs">Co-scheduled pairs</a>{{end}}<a href="#axes">Runtime effects</a>{{if .Images.Rows}}<a href="#images">Images</a>{{end}}<a href="#warnings">Warnings ({{len .Warnings}})</a><a href="#method">Method</a></nav>
 <details class="facts"><summary>Run facts</summary><ul class="overview">{{range .Overview}}<li>{{.}}</li>{{end}}</ul></details>
 </header>
 {{define "table"}}<div class="scroll"><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
@@ -534,6 +556,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 {{end}}
 </section>
 {{end}}
+{{if .Memory.Rows}}<section id="memory"><h2>Memory</h2>{{.MemIntro}}<div class="scroll chart">{{.MemChart}}</div>{{template "table" .Memory}}</section>{{end}}
 {{if .Pairs.Rows}}<section id="pairs"><h2>Co-scheduled pairs</h2><p>The ratio of the base's server CPU time per operation to the image's, both servers on the same CPU at the same time (&gt; 1: the image is faster). Score rows of images are the primary family (Holm-corrected verdicts, each with the interval at its Holm level); the rest are uncorrected 95% intervals.</p><details><summary>All {{len .Pairs.Rows}} rows</summary>{{template "table" .Pairs}}</details></section>{{end}}
 <section id="axes">
 <h2>Runtime effects</h2>

@@ -105,6 +105,13 @@ func Write(dir string, r rank.Ranking, trials []rank.Trial, ctx Context) error {
 	if err == nil {
 		keep(results.WriteFile(filepath.Join(dir, PairsCSVFile), pc))
 	}
+	if r.Memory != nil {
+		mc, err := MemoryCSV(r)
+		keep(err)
+		if err == nil {
+			keep(results.WriteFile(filepath.Join(dir, MemoryCSVFile), mc))
+		}
+	}
 	j, err := JSON(r, trials, ctx)
 	keep(err)
 	if err == nil {
@@ -233,6 +240,7 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 	if len(r.Standings) == 0 {
 		b.WriteString("No trials to rank.\n\n")
 	}
+	b.WriteString(memorySection(r))
 	b.WriteString(pairsSection(r))
 	b.WriteString(pathsSection(r))
 	for _, rt := range r.Runtimes {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/rank"
 )
 
@@ -108,7 +109,32 @@ func makeFixture(t testing.TB) ([]rank.Trial, rank.Ranking, Context) {
 			reps = append(reps, ru)
 		}
 	}
-	return ts, rank.Rank(ts, reps, th), ctx
+	rk := rank.Rank(ts, reps, th)
+	// The memory workload: three servers an image (the A/A control's too),
+	// the libc build holding more, jemalloc defragmenting.
+	var mem []rank.MemoryTrial
+	for rep := 0; rep < 3; rep++ {
+		for _, im := range []struct {
+			name, alloc string
+			rss         float64
+			control     bool
+		}{{"stock", "jemalloc-5.3.0", 100e6, false}, {"stock", "jemalloc-5.3.0", 100e6, true}, {"fast", "jemalloc-5.3.0", 99e6, false}, {"slow", "libc", 130e6, false}} {
+			rss := im.rss * (1 + 0.005*r.NormFloat64())
+			st := loadgen.MemStats{UsedMemory: 80e6, UsedMemoryRSS: int64(rss), FragRatio: rss / 80e6, Allocator: im.alloc}
+			res := loadgen.MemoryResult{Dataset: 48 << 20, Phases: []loadgen.MemoryPhase{{Name: "fill", OpsPerSec: 60000, After: st}, {Name: "overwrite", After: st}, {Name: "delete", After: st}}}
+			if im.alloc != "libc" {
+				st.AllocatorFragRatio = 1.2
+				res.Phases[2].After = st
+				d := st
+				d.UsedMemoryRSS = int64(rss * 0.92)
+				res.Defrag, res.DefragCPU = true, 400*time.Millisecond
+				res.Phases = append(res.Phases, loadgen.MemoryPhase{Name: "defrag", After: d})
+			}
+			mem = append(mem, rank.MemoryTrial{Image: im.name, Control: im.control, Rep: rep, Allocator: im.alloc, Result: res, PeakBytes: int64(rss * 1.1), Reference: im.name == "stock"})
+		}
+	}
+	rk.Memory = rank.Memory(mem, "stock")
+	return ts, rk, ctx
 }
 
 func TestMarkdownGolden(t *testing.T) {

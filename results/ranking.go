@@ -243,7 +243,70 @@ type Ranking struct {
 	Trials      int      `json:"trials"`     // standalone trials given
 	Excluded    int      `json:"excluded"`   // trials left out (no valid ops/s)
 	CPUModels   []string `json:"cpu_models,omitempty"`
+	// Memory is the memory workload's ranking (nil: the run had none).
+	Memory *MemoryRanking `json:"memory,omitempty"`
 }
+
+// MemoryRanking ranks the images by the memory their server held for the
+// same dataset after the churn (used_memory_rss after fill, overwrite and
+// delete): less is better. Each image's ratio to the primary reference is
+// a Welch interval on log RSS over its servers, Bonferroni-adjusted over
+// the images; the primary reference's second set of servers is the A/A
+// control, whose true ratio is 1.
+type MemoryRanking struct {
+	Primary    string        `json:"primary"`
+	Dataset    Stat          `json:"dataset_bytes"` // the live dataset the workload left (per server; nearly constant)
+	Entries    []MemoryEntry `json:"entries"`       // by rank
+	Control    *MemoryEntry  `json:"control,omitempty"`
+	Confidence float64       `json:"confidence"` // of each ratio's interval
+	// Spread is the median over images of the coefficient of variation of
+	// RSS after the churn across an image's servers.
+	Spread Num      `json:"spread"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// MemoryEntry is one image's memory figures: the mean over its servers of
+// each, with a 95% t interval, and its RSS ratio to the primary reference.
+type MemoryEntry struct {
+	Image     string `json:"image"`
+	Allocator string `json:"allocator"`
+	Reference bool   `json:"reference,omitempty"`
+	Rank      int    `json:"rank"`
+	N         int    `json:"n"` // servers with figures
+	Failed    int    `json:"failed,omitempty"`
+	OOM       int    `json:"oom,omitempty"`
+	// After the churn.
+	RSS           Stat `json:"rss"`
+	Used          Stat `json:"used_memory"`
+	Frag          Stat `json:"fragmentation"`           // mem_fragmentation_ratio
+	AllocatorFrag Stat `json:"allocator_fragmentation"` // allocator_frag_ratio (jemalloc only)
+	Peak          Stat `json:"peak"`                    // the container's peak, from its cgroup
+	FillOps       Stat `json:"fill_ops"`                // fill phase, SETs per second
+	// After active defragmentation, where the build supports it.
+	Defrag          bool `json:"defrag"`
+	RSSDefrag       Stat `json:"rss_defrag"`
+	DefragRecovered Stat `json:"defrag_recovered"` // share of the RSS defragmentation gave back
+	DefragCPU       Stat `json:"defrag_cpu_seconds"`
+	// RSS after the churn against the primary reference's (< 1: less).
+	Ratio   Num    `json:"ratio"`
+	Lo      Num    `json:"lo"`
+	Hi      Num    `json:"hi"`
+	Verdict string `json:"verdict"` // less, more, tie, reference
+}
+
+// Stat is a mean over servers with its 95% t interval.
+type Stat struct {
+	Mean Num `json:"mean"`
+	Lo   Num `json:"lo"`
+	Hi   Num `json:"hi"`
+	N    int `json:"n"`
+}
+
+// Memory verdicts.
+const (
+	MemoryLess = "less"
+	MemoryMore = "more"
+)
 
 // Standing returns the standings of runtime rt.
 func (r *Ranking) Standing(rt string) (Standings, bool) {

@@ -25,6 +25,7 @@ const (
 	PublishedFile = "published.json"  // what publish pushed
 	TrialsDir     = "trials"
 	PairsDir      = "pairs"
+	MemoryDir     = "memory" // one file per memory-workload server: MemoryRel
 )
 
 // Run is one run's results folder, e.g. runs/20261129-223300.
