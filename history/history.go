@@ -39,11 +39,18 @@ const (
 // Groupings lists the valid values of Options.By.
 var Groupings = []string{ByAllocator, ByCompiler, ByOpt, ByVariant}
 
+// Metrics (Options.Metric): what a cell's score is.
+const (
+	MetricSpeed  = "speed"  // the speed score against the reference
+	MetricMemory = "memory" // the memory workload: the reference's RSS after the churn over the variant's (> 1: less memory)
+)
+
 // Options configure Load and Build.
 type Options struct {
 	Runtime   string // runtime configuration ("" = "host")
 	Reference string // reference scores are against ("" = each run's stock distro-package reference, else the ranking's primary)
 	By        string // column grouping ("" = ByAllocator)
+	Metric    string // MetricSpeed ("") or MetricMemory
 }
 
 func (o Options) withDefaults() Options {
@@ -52,6 +59,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.By == "" {
 		o.By = ByAllocator
+	}
+	if o.Metric == "" {
+		o.Metric = MetricSpeed
 	}
 	return o
 }
@@ -212,6 +222,9 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 	if !contains(rk.References, ref) {
 		return nil, warnings, fmt.Errorf("run %s: %q is not one of its references (%s)", dir, ref, strings.Join(rk.References, ", "))
 	}
+	if opt.Metric == MetricMemory {
+		return memoryResults(dir, rk, cpu, level, lookup, warnings)
+	}
 	var out []Result
 	for _, e := range st.Entries {
 		if e.Reference {
@@ -238,6 +251,36 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 		if !found {
 			warnings = append(warnings, fmt.Sprintf("run %s: %s has no score against %s under %s", dir, e.Image, ref, opt.Runtime))
 			continue
+		}
+		out = append(out, r)
+	}
+	return out, warnings, nil
+}
+
+// memoryResults are a run's memory figures as history results: the score
+// is the primary reference's RSS after the churn over the variant's
+// (> 1: less memory for the same data), its interval inverted to match.
+func memoryResults(dir string, rk *rank.Ranking, cpu, level string, lookup func(string) (variants.Variant, bool), warnings []string) ([]Result, []string, error) {
+	if rk.Memory == nil {
+		return nil, warnings, fmt.Errorf("run %s: no memory workload (its profile had memory: off, or the run predates it)", dir)
+	}
+	var out []Result
+	for _, e := range rk.Memory.Entries {
+		v, ok := lookup(e.Image)
+		if e.Reference || ok && v.IsReference() || e.Ratio.IsNaN() {
+			continue
+		}
+		verdict := map[string]string{rank.Less: rank.Faster, rank.More: rank.Slower}[e.Verdict]
+		if verdict == "" {
+			verdict = rank.Tie
+		}
+		r := Result{Run: dir, CPUModel: cpu, Level: level, Variant: e.Image, ID: v.ID, Opt: v.Opt, Allocator: v.Allocator,
+			Reference: rk.Memory.Primary, Rank: e.Rank, Score: 1 / float64(e.Ratio), Lo: 1 / float64(e.Hi), Hi: 1 / float64(e.Lo), Verdict: verdict}
+		if v.Compiler.Family != "" {
+			r.Compiler = v.Compiler.String()
+		}
+		if r.Allocator == "" {
+			r.Allocator = e.Allocator
 		}
 		out = append(out, r)
 	}
@@ -310,6 +353,7 @@ func (r Row) Label() string {
 // Table is the merged view.
 type Table struct {
 	By         string   `json:"by"`
+	Metric     string   `json:"metric"`
 	Runtime    string   `json:"runtime"`
 	References []string `json:"references"` // the references the scores are against
 	Columns    []string `json:"columns"`
@@ -345,7 +389,7 @@ func Build(rs []Result, opt Options) (Table, error) {
 			refs[r.Reference] = true
 		}
 	}
-	t := Table{By: opt.By, Runtime: opt.Runtime, Columns: slices.Sorted(maps.Keys(cols)), References: slices.Sorted(maps.Keys(refs))}
+	t := Table{By: opt.By, Metric: opt.Metric, Runtime: opt.Runtime, Columns: slices.Sorted(maps.Keys(cols)), References: slices.Sorted(maps.Keys(refs))}
 	colIdx := map[string]int{}
 	for i, c := range t.Columns {
 		colIdx[c] = i

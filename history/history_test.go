@@ -269,3 +269,40 @@ func TestOtherGroupingsAndReference(t *testing.T) {
 		t.Errorf("RunDirs of a missing folder: %v", found)
 	}
 }
+
+// TestMemoryMetric: with --metric memory a cell is the reference's RSS
+// after the churn over the variant's (> 1: less memory), its interval
+// inverted, the best per allocator and CPU the one holding the least; a
+// run without a memory workload is an error naming it.
+func TestMemoryMetric(t *testing.T) {
+	root := t.TempDir()
+	dir := writeRun(t, root, runFixture{id: "20261201-000000", cpuRanking: epyc, buildLevel: "v4", primary: "stock-debian", scores: []score{
+		{name: "gcc-o2-jemalloc", alloc: "jemalloc", vsStock: [3]float64{1.1, 1.05, 1.15}, verdict: "faster", vsOfficial: 1},
+		{name: "gcc-o2-libc", alloc: "libc", vsStock: [3]float64{1, 0.97, 1.03}, verdict: "tie", vsOfficial: 1},
+	}})
+	if _, _, err := LoadRun(dir, Options{Metric: MetricMemory}); err == nil || !strings.Contains(err.Error(), "no memory workload") {
+		t.Fatalf("a run without memory figures: %v", err)
+	}
+	run := &results.Run{Dir: dir}
+	rk, err := run.Ranking()
+	must(t, err)
+	rk.Memory = &rank.MemoryRanking{Primary: "stock-debian", Entries: []rank.MemoryEntry{
+		{Image: "gcc-o2-jemalloc", Allocator: "jemalloc-5.3.0", Rank: 1, Ratio: 0.8, Lo: 0.78, Hi: 0.82, Verdict: rank.Less},
+		{Image: "stock-debian", Reference: true, Rank: 2, Ratio: 1, Lo: 1, Hi: 1, Verdict: rank.Self},
+		{Image: "gcc-o2-libc", Allocator: "libc", Rank: 3, Ratio: 1.25, Lo: 1.2, Hi: 1.3, Verdict: rank.More},
+	}}
+	must(t, run.WriteRanking(rk))
+	rs, _, err := LoadRun(dir, Options{Metric: MetricMemory})
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("LoadRun: %v %+v", err, rs)
+	}
+	tab, err := Build(rs, Options{Metric: MetricMemory})
+	must(t, err)
+	var md strings.Builder
+	must(t, tab.Markdown(&md))
+	for _, want := range []string{"Memory vs stock-debian", "**1.250 [1.220, 1.282]** gcc-o2-jemalloc", "0.800 [0.769, 0.833] gcc-o2-libc"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("memory table lacks %q:\n%s", want, md.String())
+		}
+	}
+}

@@ -37,6 +37,10 @@ func CellText(c Cell) string {
 }
 
 func (t Table) caption() string {
+	if t.Metric == MetricMemory {
+		return fmt.Sprintf("Memory vs %s (its RSS after the memory workload's churn over the variant's: > 1 is less memory for the same data, with its interval), best variant per %s on each CPU",
+			strings.Join(t.References, "/"), t.By)
+	}
 	return fmt.Sprintf("Score vs %s (geometric mean of ops/s ratios over the benchmarks, with its interval), runtime %s, best variant per %s on each CPU",
 		strings.Join(t.References, "/"), t.Runtime, t.By)
 }

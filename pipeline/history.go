@@ -18,6 +18,7 @@ import (
 // HistoryOptions are the flags of `redis-variants history`.
 type HistoryOptions struct {
 	By        string
+	Metric    string // history.MetricSpeed ("") or history.MetricMemory
 	Runtime   string
 	Reference string
 	HTML      string
@@ -59,7 +60,7 @@ func History(ctx context.Context, c Config, o HistoryOptions, args []string) err
 	if len(dirs) == 0 {
 		return fmt.Errorf("no run folders under %s and none given", c.Runs)
 	}
-	opt := history.Options{Runtime: o.Runtime, Reference: o.Reference, By: o.By}
+	opt := history.Options{Runtime: o.Runtime, Reference: o.Reference, By: o.By, Metric: o.Metric}
 	rs, warnings, err := history.Load(dirs, opt)
 	for _, w := range warnings {
 		fmt.Fprintf(c.Err, "warning: %s\n", w)

@@ -15,7 +15,6 @@ import (
 	"github.com/redis-variants/redis-variants/report"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
-	"github.com/redis-variants/redis-variants/verify"
 )
 
 // Rank ranks the run's trials and replicates and writes ranking.json and
@@ -127,7 +126,7 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 			info.Origin = origin(v, b)
 		}
 		if vr, ok := reports[v.Name]; ok {
-			info.Verify = verifySummary(vr)
+			info.Verify = vr.Summary()
 		}
 		ctx.Images = append(ctx.Images, info)
 	}
@@ -161,31 +160,6 @@ func imageSizes(ctx context.Context, ims []report.ImageInfo) {
 			ims[i].Size, _ = eng.ImageSize(ctx, ims[i].Image)
 		}
 	}
-}
-
-// verifySummary is a verification in one line for the report: status,
-// profile, the suite's counts and the checks passed.
-func verifySummary(r verify.Report) string {
-	s := r.Status
-	if r.Profile != "" {
-		s += " (" + r.Profile + ")"
-	}
-	if n := r.Suite.Passed + r.Suite.Failed; n > 0 {
-		s += fmt.Sprintf(": suite %d passed, %d failed, %d known", r.Suite.Passed, r.Suite.Failed, r.Suite.Known)
-	}
-	ok := 0
-	for _, c := range r.Checks {
-		if c.OK {
-			ok++
-		}
-	}
-	if len(r.Checks) > 0 {
-		s += fmt.Sprintf("; checks %d/%d", ok, len(r.Checks))
-	}
-	if r.External != nil {
-		s += fmt.Sprintf("; against the image %d/%d", r.External.Passed, r.External.Passed+r.External.Failed)
-	}
-	return s
 }
 
 // pgoContrasts pairs every PGO variant of the plan with the variant of

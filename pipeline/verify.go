@@ -151,20 +151,7 @@ func (w *verifyProgress) Verify(ctx context.Context, v variants.Variant, t verif
 	w.cur = nil
 	w.mu.Unlock()
 	task.Remove()
-	okChecks := 0
-	for _, c := range r.Checks {
-		if c.OK {
-			okChecks++
-		}
-	}
-	suite := fmt.Sprintf("suite %d passed, %d failed, %d known", r.Suite.Passed, r.Suite.Failed, r.Suite.Known)
-	if r.Suite.Passed+r.Suite.Failed == 0 && r.Suite.Note != "" {
-		suite = "suite " + r.Suite.Note
-	}
-	line := fmt.Sprintf("[%s] verify %s in %s: %s; checks %d/%d", v.Name, r.Status, progress.Duration(r.Duration), suite, okChecks, len(r.Checks))
-	if r.External != nil {
-		line += fmt.Sprintf("; against the image %d/%d", r.External.Passed, r.External.Passed+r.External.Failed)
-	}
+	line := fmt.Sprintf("[%s] verify in %s: %s", v.Name, progress.Duration(r.Duration), r.Summary())
 	switch r.Status {
 	case verify.StatusPassed:
 		w.p.Println("%s", line)

@@ -42,6 +42,7 @@ const (
 	KeyReportJSON    = "io.redis-variants.report.json.sha256"
 	KeyReportMD      = "io.redis-variants.report.md.sha256"
 	KeyBestTiedWith  = "io.redis-variants.best.tied-with" // variants that share the best image's rank
+	KeyMemory        = "io.redis-variants.memory"         // JSON: the memory workload's figures (RSS ratio to the primary reference, interval, verdict, rank, fragmentation, allocator)
 	KeyISALevel      = verify.LabelISALevel
 
 	KeyOCITitle       = "org.opencontainers.image.title"
@@ -416,8 +417,29 @@ func meta(run *results.Run, rk *rank.Ranking, st rank.Standings, c candidate, re
 	if b, err := json.Marshal(scores); err == nil {
 		m[KeyScores] = string(b)
 	}
+	if rk.Memory != nil {
+		for _, me := range rk.Memory.Entries {
+			if me.Image != v.Name {
+				continue
+			}
+			type memory struct {
+				Reference string   `json:"reference"`
+				Ratio     rank.Num `json:"rss_ratio"`
+				Lo        rank.Num `json:"lo"`
+				Hi        rank.Num `json:"hi"`
+				Verdict   string   `json:"verdict"`
+				Rank      int      `json:"rank"`
+				RSS       rank.Num `json:"rss_bytes"`
+				Frag      rank.Num `json:"fragmentation"`
+				Allocator string   `json:"allocator"`
+			}
+			if b, err := json.Marshal(memory{rk.Memory.Primary, me.Ratio, me.Lo, me.Hi, me.Verdict, me.Rank, me.RSS.Mean, me.Frag.Mean, me.Allocator}); err == nil {
+				m[KeyMemory] = string(b)
+			}
+		}
+	}
 	m[KeyVerifyStatus] = rep.Status
-	m[KeyVerify] = VerifySummary(rep)
+	m[KeyVerify] = rep.Summary()
 	for k, x := range sums {
 		m[k] = x
 	}
@@ -445,38 +467,4 @@ func meta(run *results.Run, rk *rank.Ranking, st rank.Standings, c candidate, re
 func withoutPos(v variants.Variant) variants.Variant {
 	v.Pos = variants.Pos{}
 	return v
-}
-
-// VerifySummary is a one-line summary of a verify report.
-func VerifySummary(r verify.Report) string {
-	if r.Status == "" {
-		return "not verified"
-	}
-	var parts []string
-	s := r.Suite
-	if s.Ran {
-		parts = append(parts, fmt.Sprintf("suite %d ok, %d failed, %d known, %d skipped", s.Passed, s.Failed, s.Known, s.Skipped))
-	} else if s.Note != "" {
-		parts = append(parts, "suite not run: "+s.Note)
-	}
-	if x := r.External; x != nil && x.Ran {
-		parts = append(parts, fmt.Sprintf("external suite %d ok, %d failed, %d known", x.Passed, x.Failed, x.Known))
-	}
-	if len(r.Checks) > 0 {
-		ok := 0
-		for _, c := range r.Checks {
-			if c.OK {
-				ok++
-			}
-		}
-		parts = append(parts, fmt.Sprintf("checks %d/%d ok", ok, len(r.Checks)))
-	}
-	out := r.Status
-	if r.Profile != "" {
-		out += " (" + r.Profile + ")"
-	}
-	if len(parts) > 0 {
-		out += ": " + strings.Join(parts, "; ")
-	}
-	return out
 }

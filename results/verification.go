@@ -1,7 +1,9 @@
 package results
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -75,4 +77,39 @@ type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+}
+
+// Summary is the verification in one line: status and profile, the
+// suite in the build, the suite against the image and the checks.
+func (r Verification) Summary() string {
+	if r.Status == "" {
+		return "not verified"
+	}
+	var parts []string
+	s := r.Suite
+	if s.Ran {
+		parts = append(parts, fmt.Sprintf("suite %d ok, %d failed, %d known, %d skipped", s.Passed, s.Failed, s.Known, s.Skipped))
+	} else if s.Note != "" {
+		parts = append(parts, "suite not run: "+s.Note)
+	}
+	if x := r.External; x != nil && x.Ran {
+		parts = append(parts, fmt.Sprintf("external suite %d ok, %d failed, %d known", x.Passed, x.Failed, x.Known))
+	}
+	if len(r.Checks) > 0 {
+		ok := 0
+		for _, c := range r.Checks {
+			if c.OK {
+				ok++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("checks %d/%d ok", ok, len(r.Checks)))
+	}
+	out := r.Status
+	if r.Profile != "" {
+		out += " (" + r.Profile + ")"
+	}
+	if len(parts) > 0 {
+		out += ": " + strings.Join(parts, "; ")
+	}
+	return out
 }

@@ -39,6 +39,7 @@ an SVG chart, --csv one line per cell ("-" for stdout instead of Markdown).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.By, "by", history.ByAllocator, "columns: allocator, compiler, opt or variant")
+	f.StringVar(&o.Metric, "metric", history.MetricSpeed, "what a cell compares: speed (the score) or memory (the memory workload's RSS after the churn, as the reference's over the variant's)")
 	f.StringVar(&o.Runtime, "runtime", "host", "runtime configuration whose scores are compared")
 	f.StringVar(&o.Reference, "reference", "", "reference the scores are against (default: each run's distro-package reference)")
 	f.StringVar(&o.HTML, "html", "", "also write a self-contained HTML page with an SVG chart to this file")
