@@ -24,7 +24,17 @@ import (
 const minimalFile = `variants: [{name: mine, redis: 7.0.15, opt: O1, allocator: libc}]
 runtimes: [{name: host, network: host}]
 profiles:
-  quick: {tests: [GET], keyspace: 1000, duration: 300ms, warmup: 100ms, replicates: 4, windows: 2, axis_replicates: 0, trials: 1, budget: 5m}
+  quick:
+    tests: [GET]
+    keyspace: 1000
+    duration: 300ms
+    warmup: 100ms
+    replicates: 4
+    windows: 2
+    axis_replicates: 0
+    trials: 1
+    budget: 5m
+    memory: {target: 16MiB, replicates: 2, defrag: 2s}
 `
 
 // TestMinimalFileRun runs the whole pipeline (build, bench, rank, reports)
@@ -75,6 +85,24 @@ func TestMinimalFileRun(t *testing.T) {
 	st, ok := rk.Standing("host")
 	if !ok || len(st.Entries) != 2 || st.Primary != "stock-debian" {
 		t.Fatalf("standings %+v", rk.Standings)
+	}
+	// The memory workload: a libc-malloc build against Debian's jemalloc
+	// one, two servers each and the A/A control's two.
+	m := rk.Memory
+	if m == nil || len(m.Entries) != 2 || m.Control == nil || m.Control.N != 2 {
+		t.Fatalf("memory ranking %+v", m)
+	}
+	for _, e := range m.Entries {
+		wantAlloc := map[string]string{"mine": "libc", "stock-debian": "jemalloc"}[e.Image]
+		if e.N != 2 || !strings.HasPrefix(e.Allocator, wantAlloc) || e.RSS.Mean <= 0 {
+			t.Errorf("memory entry %+v: want 2 servers of allocator %s", e, wantAlloc)
+		}
+		t.Logf("memory %s (%s): RSS %.1f MiB [%.1f, %.1f], fragmentation %.3f, ratio %.3f [%.3f, %.3f] %s; defrag %v recovered %.1f%%",
+			e.Image, e.Allocator, float64(e.RSS.Mean)/(1<<20), float64(e.RSS.Lo)/(1<<20), float64(e.RSS.Hi)/(1<<20), float64(e.Frag.Mean),
+			float64(e.Ratio), float64(e.Lo), float64(e.Hi), e.Verdict, e.Defrag, 100*float64(e.DefragRecovered.Mean))
+	}
+	if _, err := os.Stat(run.Path("report-memory.csv")); err != nil {
+		t.Errorf("no report-memory.csv: %v", err)
 	}
 	md, err := os.ReadFile(run.Path("report.md"))
 	if err != nil {

@@ -951,23 +951,21 @@ func DefaultProfiles() map[string]Profile {
 		Pipelines:      []int{16}, // server-bound: at -P 1 one generator core is the bottleneck on 2 cores
 		DataSize:       3,
 		Keyspace:       100000,
-		Duration:       600e6,
-		Warmup:         200e6,
+		Duration:       1e9,
+		Warmup:         300e6,
 		Trials:         1,
 		Replicates:     14,
 		Windows:        2,
 		AxisReplicates: 4,
 		Runtimes:       RuntimesFirst,
 		Budget:         25 * 60e9,
-		// The short form: 64 MiB of four value sizes, 3 servers each.
-		Memory: &MemoryProfile{Target: 64 << 20, Sizes: "64:40,1K:30,4K:20,16K:10", Overwrite: 0.5, Delete: 0.3, Defrag: 5e9, Replicates: 3},
+		// The short form: 32 MiB of four value sizes, 3 servers each.
+		Memory: &MemoryProfile{Target: 32 << 20, Sizes: "64:40,1K:30,4K:20,16K:10", Overwrite: 0.5, Delete: 0.3, Defrag: 3e9, Replicates: 3},
 	}
 	full := quick
 	full.Name = "full"
 	full.Tests = []string{"SET", "GET", "LPUSH", "LRANGE_100", "INCR", "HSET", "ZADD", "MSET"}
 	full.Pipelines = []int{16}
-	full.Duration = 1e9
-	full.Warmup = 300e6
 	full.Trials = 3
 	full.Replicates = 48
 	full.Windows = 2

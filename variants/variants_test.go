@@ -273,7 +273,7 @@ func TestDefaultFile(t *testing.T) {
 		t.Errorf("clang16-o3-lto = %+v", lto)
 	}
 	q := p.Profiles["quick"]
-	if q.Duration != 600*time.Millisecond || len(q.Tests) != 3 || q.Replicates != 14 || q.Windows != 2 || q.Budget != 25*time.Minute {
+	if q.Duration != time.Second || len(q.Tests) != 3 || q.Replicates != 14 || q.Windows != 2 || q.Budget != 25*time.Minute {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(p.Runtimes) != 4 {
@@ -301,7 +301,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		}
 	}
 	q, f := p.Profiles["quick"], p.Profiles["full"]
-	if m := q.Memory; m == nil || m.Target != 64<<20 || m.Replicates != 3 || m.Defrag != 5*time.Second {
+	if m := q.Memory; m == nil || m.Target != 32<<20 || m.Replicates != 3 || m.Defrag != 3*time.Second {
 		t.Errorf("quick memory = %+v", m)
 	}
 	// A memory section overrides the built-in one field by field; off turns it off.
@@ -312,7 +312,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	if m := p.Profiles["full"].Memory; m != nil {
 		t.Errorf("memory: off gave %+v", m)
 	}
-	if DefaultProfiles()["quick"].Memory.Target != 64<<20 {
+	if DefaultProfiles()["quick"].Memory.Target != 32<<20 {
 		t.Error("a file's memory section changed the built-in profile")
 	}
 	_, err := Parse("m.yaml", []byte(srcs+"variants: [{name: a}]\nprofiles:\n  quick:\n    memory: {target: lots, sizes: \"64\", delete: 1.5}\n"))
@@ -321,7 +321,7 @@ func TestBuiltinDefaults(t *testing.T) {
 			t.Errorf("bad memory section: %v; want %q", err, want)
 		}
 	}
-	if q.Duration != 600*time.Millisecond || q.Warmup != 200*time.Millisecond || q.Budget != 25*time.Minute || q.Keyspace != 100000 || q.Replicates != 14 || q.Windows != 2 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[16]" {
+	if q.Duration != time.Second || q.Warmup != 300*time.Millisecond || q.Budget != 25*time.Minute || q.Keyspace != 100000 || q.Replicates != 14 || q.Windows != 2 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[16]" {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(f.Tests) != 8 || f.Budget != 3*time.Hour || fmt.Sprint(f.Pipelines) != "[16]" || f.Trials != 3 || f.Replicates != 48 || f.Runtimes != RuntimesFirst {
@@ -343,7 +343,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	if f := p.Profiles["full"]; f.Trials != 7 || f.Duration != time.Second || len(f.Tests) != 8 {
 		t.Errorf("partial full = %+v", f)
 	}
-	if m := p.Profiles["mine"]; m.Name != "mine" || fmt.Sprint(m.Tests) != "[INCR]" || m.Duration != 600*time.Millisecond {
+	if m := p.Profiles["mine"]; m.Name != "mine" || fmt.Sprint(m.Tests) != "[INCR]" || m.Duration != time.Second {
 		t.Errorf("custom profile = %+v", m)
 	}
 }
