@@ -71,6 +71,20 @@ for c in dockerd containerd runc docker-registry debootstrap iptables; do
 	command -v "$c" >/dev/null || die "$c is missing after install; install Debian's package providing it"
 done
 
+# --- Go binaries: buildkitd/buildctl at go.mod's buildkit version, the tool --
+BK_VERSION=$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/moby/buildkit)
+build_if_stale() { # name pkg
+	local out=$BIN/$1 stamp=$BIN/$1.version
+	if [ -x "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$BK_VERSION" ]; then return; fi
+	say "building $1 $BK_VERSION from the Go module proxy"
+	(cd "$ROOT" && go build -trimpath -ldflags "-X github.com/moby/buildkit/version.Version=$BK_VERSION" -o "$out.tmp" "$2") ||
+		die "building $1 failed"
+	mv "$out.tmp" "$out"
+	echo "$BK_VERSION" >"$stamp"
+}
+build_if_stale buildkitd github.com/moby/buildkit/cmd/buildkitd
+build_if_stale buildctl github.com/moby/buildkit/cmd/buildctl
+
 # --- daemons -----------------------------------------------------------------
 port_owner() { ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\).*/\1/p' | head -1; }
 
@@ -142,50 +156,6 @@ EOF
 fi
 
 
-# --- base images, started in the background --------------------------------
-# debootstrap waits on the mirror and the disk, not the CPU: it runs while
-# buildkitd compiles, and its root file systems are pushed once the tool is
-# built.
-mirror=$(sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1)
-[ -n "$mirror" ] || mirror=$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-SEEDING=()
-if [ "$HUB" = 1 ]; then
-	say "Docker Hub answers: base images are pulled from it"
-else
-	for suite in $SEED_SUITES; do
-		if curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' \
-			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim"; then
-			say "debian:$suite-slim is in the local registry"
-			continue
-		fi
-		say "seeding debian:$suite-slim from $mirror with debootstrap, in the background (log $LOGS/debootstrap-$suite.log)"
-		dir=$STATE/rootfs/$suite
-		rm -rf "$dir" "$dir.tar" "$dir.status"
-		mkdir -p "$dir"
-		( { debootstrap --variant=minbase "$suite" "$dir" "$mirror" &&
-			bash "$ROOT/scripts/slim-rootfs.sh" "$dir" "$mirror" "$suite" &&
-			tar --numeric-owner -C "$dir" -cf "$dir.tar" .; } >"$LOGS/debootstrap-$suite.log" 2>&1 9>&-
-		  echo $? >"$dir.status" ) &
-		SEEDING+=("$suite")
-	done
-fi
-
-# --- Go binaries: buildkitd/buildctl at go.mod's buildkit version, the tool --
-BK_VERSION=$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/moby/buildkit)
-build_if_stale() { # name pkg
-	local out=$BIN/$1 stamp=$BIN/$1.version
-	if [ -x "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$BK_VERSION" ]; then return; fi
-	say "building $1 $BK_VERSION from the Go module proxy"
-	(cd "$ROOT" && go build -trimpath -ldflags "-X github.com/moby/buildkit/version.Version=$BK_VERSION" -o "$out.tmp" "$2") ||
-		die "building $1 failed"
-	mv "$out.tmp" "$out"
-	echo "$BK_VERSION" >"$stamp"
-}
-build_if_stale buildkitd github.com/moby/buildkit/cmd/buildkitd
-build_if_stale buildctl github.com/moby/buildkit/cmd/buildctl
-
-# --- buildkitd ---------------------------------------------------------------
 mkdir -p "$STATE/buildkit"
 {
 	echo "root = \"$STATE/buildkit/root\""
@@ -234,20 +204,33 @@ mv "$BIN/redis-variants.tmp" "$BIN/redis-variants"
 mv "$BIN/redis-loadgen.tmp" "$BIN/redis-loadgen"
 RV=$BIN/redis-variants
 
-# --- base images, pushed --------------------------------------------------------
-for suite in "${SEEDING[@]}"; do
-	dir=$STATE/rootfs/$suite
-	ref=$REGISTRY/library/debian:$suite-slim
-	while [ ! -f "$dir.status" ]; do sleep 0.5; done
-	if [ "$(cat "$dir.status")" != 0 ]; then
-		tail -20 "$LOGS/debootstrap-$suite.log" >&2
-		die "debootstrap $suite failed (log: $LOGS/debootstrap-$suite.log)"
-	fi
-	"$RV" seed-base --registry "$REGISTRY" --tar "$dir.tar" --ref "$ref" --suite "$suite" ||
-		die "pushing $ref failed"
-	rm -rf "$dir" "$dir.tar" "$dir.status"
-done
-wait
+# --- base images -----------------------------------------------------------
+mirror=$(sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1)
+[ -n "$mirror" ] || mirror=$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+if [ "$HUB" = 1 ]; then
+	say "Docker Hub answers: base images are pulled from it"
+else
+	for suite in $SEED_SUITES; do
+		ref=$REGISTRY/library/debian:$suite-slim
+		if curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' \
+			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim"; then
+			say "debian:$suite-slim is in the local registry"
+			continue
+		fi
+		say "seeding debian:$suite-slim from $mirror with debootstrap (log $LOGS/debootstrap-$suite.log)"
+		dir=$STATE/rootfs/$suite
+		rm -rf "$dir" "$dir.tar"
+		mkdir -p "$dir"
+		debootstrap --variant=minbase "$suite" "$dir" "$mirror" >"$LOGS/debootstrap-$suite.log" 2>&1 ||
+			{ tail -20 "$LOGS/debootstrap-$suite.log" >&2; die "debootstrap $suite failed (log: $LOGS/debootstrap-$suite.log)"; }
+		bash "$ROOT/scripts/slim-rootfs.sh" "$dir" "$mirror" "$suite"
+		tar --numeric-owner -C "$dir" -cf "$dir.tar" .
+		"$RV" seed-base --registry "$REGISTRY" --tar "$dir.tar" --ref "$ref" --suite "$suite" ||
+			die "pushing $ref failed"
+		rm -rf "$dir" "$dir.tar"
+	done
+fi
 
 # --- sources -----------------------------------------------------------------
 say "filling the source cache ($STATE/cache/sources)"
