@@ -269,7 +269,7 @@ func RunMemory(ctx context.Context, cfg Config, m Memory) (MemoryResult, error) 
 			return fmt.Errorf("memory workload: %s on %s: %w", name, cfg.target(), err)
 		}
 		el := time.Since(start)
-		st, err := ReadMemStats(ctx, ctl)
+		st, err := settledStats(ctx, ctl)
 		if err != nil {
 			return err
 		}
@@ -404,12 +404,43 @@ func defrag(ctx context.Context, ctl *redis.Client, limit time.Duration, res *Me
 	res.DefragCPU = time.Duration(cpu * float64(time.Second))
 	res.DefragHits = infoInt(after, "active_defrag_hits") - infoInt(before, "active_defrag_hits")
 	res.DefragMisses = infoInt(after, "active_defrag_misses") - infoInt(before, "active_defrag_misses")
-	st, err := ReadMemStats(ctx, ctl)
+	st, err := settledStats(ctx, ctl)
 	if err != nil {
 		return err
 	}
 	res.Phases = append(res.Phases, MemoryPhase{Name: "defrag", Elapsed: el, After: st})
 	return nil
+}
+
+// Settle is how long the workload waits after a phase before reading the
+// server's memory: Redis samples its RSS in serverCron (every 100 ms), so
+// a read at once can show the RSS of before the phase.
+const Settle = 300 * time.Millisecond
+
+// settledStats reads the server's memory once it holds only what it must:
+// after Settle, MEMORY PURGE (jemalloc hands back the dirty pages its
+// background thread would release over the next seconds, so the figure
+// does not depend on when it is read; other allocators ignore it, and
+// keep what they keep), then Settle again.
+func settledStats(ctx context.Context, ctl *redis.Client) (MemStats, error) {
+	wait := func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(Settle):
+			return nil
+		}
+	}
+	if err := wait(); err != nil {
+		return MemStats{}, err
+	}
+	if err := ctl.Do(ctx, "MEMORY", "PURGE").Err(); err != nil {
+		return MemStats{}, fmt.Errorf("MEMORY PURGE: %w", err)
+	}
+	if err := wait(); err != nil {
+		return MemStats{}, err
+	}
+	return ReadMemStats(ctx, ctl)
 }
 
 // ReadMemStats reads INFO memory and DBSIZE.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -35,11 +36,12 @@ func fmtClasses(cs []SizeClass) string { return fmt.Sprint(cs) }
 // TestMemoryGroundTruth runs the memory workload against a real
 // redis-server and checks what it reports against the server itself: its
 // live keys are exactly DBSIZE, its dataset size is exactly the sum of
-// STRLEN over every key, and MEMORY USAGE (exact, per key) sampled over
-// 400 random keys and scaled to DBSIZE lies between the dataset (values
-// cannot take less than their bytes) and 1.35× it (key, object and
-// allocator size-class overhead: up to 25% for a 16 KiB value that the
-// SDS header pushes into jemalloc's 20 KiB class), and below used_memory.
+// STRLEN over every key, MEMORY USAGE (exact, per key) summed over every
+// key lies between the dataset (values cannot take less than their bytes)
+// and 1.35× it (key, object and allocator size-class overhead: up to 25%
+// for a 16 KiB value that the SDS header pushes into jemalloc's 20 KiB
+// class) and below used_memory, and 400 keys sampled at random and scaled
+// to DBSIZE come within ±15% of that sum.
 func TestMemoryGroundTruth(t *testing.T) {
 	s := startRedis(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -73,6 +75,7 @@ func TestMemoryGroundTruth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sort.Strings(keys) // KEYS answers in hash order, which a server seeds at random
 	var strlen int64
 	pipe := ctl.Pipeline()
 	for _, k := range keys {
@@ -88,26 +91,37 @@ func TestMemoryGroundTruth(t *testing.T) {
 	if strlen != res.Dataset {
 		t.Errorf("Σ STRLEN = %d bytes, the workload reports a dataset of %d", strlen, res.Dataset)
 	}
-	r := rand.New(rand.NewSource(7))
-	var usage int64
-	const samples = 400
-	for i := 0; i < samples; i++ {
-		n, err := ctl.MemoryUsage(ctx, keys[r.Intn(len(keys))], 0).Result()
+	// MEMORY USAGE (exact per key) over every key, and as 400 sampled
+	// keys scaled to DBSIZE.
+	usage := map[string]int64{}
+	var total int64
+	for _, k := range keys {
+		n, err := ctl.MemoryUsage(ctx, k, 0).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		usage += n
+		usage[k] = n
+		total += n
 	}
-	est := float64(usage) / samples * float64(dbsize)
-	ratio := est / float64(res.Dataset)
+	r := rand.New(rand.NewSource(7))
+	var sampled int64
+	const samples = 400
+	for i := 0; i < samples; i++ {
+		sampled += usage[keys[r.Intn(len(keys))]]
+	}
+	est := float64(sampled) / samples * float64(dbsize)
+	ratio := float64(total) / float64(res.Dataset)
 	last := res.Phases[len(res.Phases)-1].After
-	t.Logf("%d keys, dataset %d bytes; MEMORY USAGE estimate %.0f (%.3f× the dataset); used_memory %d, rss %d, frag %.2f, allocator %s",
-		res.Keys, res.Dataset, est, ratio, last.UsedMemory, last.UsedMemoryRSS, last.FragRatio, last.Allocator)
+	t.Logf("%d keys, dataset %d bytes; MEMORY USAGE over every key %d (%.3f× the dataset), 400 sampled and scaled %.0f (%.3f× the whole); used_memory %d, rss %d, frag %.2f, allocator %s",
+		res.Keys, res.Dataset, total, ratio, est, est/float64(total), last.UsedMemory, last.UsedMemoryRSS, last.FragRatio, last.Allocator)
 	if ratio < 1 || ratio > 1.35 {
-		t.Errorf("MEMORY USAGE sampling puts the dataset at %.3f× what the workload reports, want within [1, 1.35]", ratio)
+		t.Errorf("MEMORY USAGE puts the dataset at %.3f× what the workload reports, want within [1, 1.35]", ratio)
 	}
-	if est > 1.05*float64(last.UsedMemory) {
-		t.Errorf("sampled usage %.0f exceeds used_memory %d", est, last.UsedMemory)
+	if d := est/float64(total) - 1; d < -0.15 || d > 0.15 {
+		t.Errorf("400 sampled keys scaled to DBSIZE give %.0f, %.1f%% off the sum over every key %d (tolerance ±15%%)", est, 100*d, total)
+	}
+	if float64(total) > 1.05*float64(last.UsedMemory) {
+		t.Errorf("MEMORY USAGE's sum %d exceeds used_memory %d", total, last.UsedMemory)
 	}
 	if last.Keys != dbsize || last.UsedMemory <= res.Dataset || last.FragRatio <= 0 || last.Allocator == "" {
 		t.Errorf("memory figures after the workload: %+v", last)

@@ -391,7 +391,7 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 	}
 	if m := r.Memory; m != nil {
 		p.Memory.Head = memoryColumns
-		for _, row := range memoryRows(m) {
+		for _, row := range memoryRows(m, ctx) {
 			var cells []htmlCell
 			for i, c := range row {
 				cls := "num"

@@ -73,16 +73,28 @@ func pctStat(s results.Stat) string {
 }
 
 // memoryRows is every row of the memory table: the ranked images, then
-// the A/A control.
-func memoryRows(m *rank.MemoryRanking) [][]string {
+// the A/A control. The allocator is the variant's (from the plan), with
+// the server's own name for it where that says more (a version) or
+// differs (mimalloc and tcmalloc replace malloc under Redis's "libc").
+func memoryRows(m *rank.MemoryRanking, ctx Context) [][]string {
+	planned := map[string]string{}
+	for _, im := range ctx.Images {
+		planned[im.Name] = im.Allocator
+	}
 	var rows [][]string
-	for _, e := range m.Entries {
+	add := func(e rank.MemoryEntry, image string) {
+		if p := planned[image]; p != "" && p != e.Allocator {
+			e.Allocator = p + " (" + e.Allocator + ")"
+		}
 		rows = append(rows, memoryCells(e))
+	}
+	for _, e := range m.Entries {
+		add(e, e.Image)
 	}
 	if m.Control != nil {
 		c := *m.Control
 		c.Rank = 0
-		rows = append(rows, memoryCells(c))
+		add(c, m.Primary)
 	}
 	return rows
 }
@@ -103,7 +115,7 @@ func memoryIntro(m *rank.MemoryRanking) string {
 
 // memorySection is the Markdown memory section ("" without a memory
 // ranking).
-func memorySection(r rank.Ranking) string {
+func memorySection(r rank.Ranking, ctx Context) string {
 	m := r.Memory
 	if m == nil {
 		return ""
@@ -111,7 +123,7 @@ func memorySection(r rank.Ranking) string {
 	var b strings.Builder
 	b.WriteString("## Memory\n\n" + memoryIntro(m) + "\n\n")
 	b.WriteString("| " + strings.Join(memoryColumns, " | ") + " |\n|" + strings.Repeat("---|", len(memoryColumns)) + "\n")
-	for _, row := range memoryRows(m) {
+	for _, row := range memoryRows(m, ctx) {
 		row[1] = "`" + row[1] + "`"
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
@@ -128,7 +140,7 @@ func memoryHeadline(m *rank.MemoryRanking) string {
 		return ""
 	}
 	best := m.Entries[0]
-	s := fmt.Sprintf("Memory: for the same dataset after the churn, **`%s`** (%s) held the least", best.Image, best.Allocator)
+	s := fmt.Sprintf("Memory: for the same dataset after the churn, **`%s`** held the least", best.Image)
 	if best.Verdict != rank.Self && !best.Ratio.IsNaN() {
 		s += fmt.Sprintf(", %s× `%s`'s RSS [%s, %s] (%s)", num(float64(best.Ratio)), m.Primary, num(float64(best.Lo)), num(float64(best.Hi)), best.Verdict)
 	}

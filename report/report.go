@@ -240,7 +240,7 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 	if len(r.Standings) == 0 {
 		b.WriteString("No trials to rank.\n\n")
 	}
-	b.WriteString(memorySection(r))
+	b.WriteString(memorySection(r, ctx))
 	b.WriteString(pairsSection(r))
 	b.WriteString(pathsSection(r))
 	for _, rt := range r.Runtimes {
