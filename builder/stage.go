@@ -129,6 +129,7 @@ func (u *upToDate) Build(ctx context.Context, v variants.Variant) Result {
 	}
 	r.Status, r.UpToDate, r.ConfigDigest, r.Labels = StatusOK, true, id, labels
 	r.Origin, r.Server = OriginBuilt, serverPath(r.Target)
+	r.Size, _ = b.opt.Engine.ImageSize(ctx, r.Image)
 	if found {
 		r.CachedSteps, r.TotalSteps, r.BuildInfo = prev.TotalSteps, prev.TotalSteps, prev.BuildInfo
 	}

@@ -29,6 +29,7 @@ type RunOptions struct {
 	NoVerify      bool
 	CacheTo       string   // build's --cache-to
 	CacheFrom     []string // build's --cache-from
+	Force         bool     // build's --force: solve even what is up to date
 	// Generator is bench's load generator (nil: this executable's
 	// loadgen; a test passes bench.InProcess).
 	Generator bench.Generator
@@ -73,7 +74,7 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 		return true
 	}
 	ok := stage("build", func() error {
-		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, CacheTo: o.CacheTo, CacheFrom: o.CacheFrom, NoTable: true})
+		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, CacheTo: o.CacheTo, CacheFrom: o.CacheFrom, Force: o.Force, NoTable: true})
 	})
 	if ok && !o.NoVerify {
 		ok = stage("verify", func() error {
