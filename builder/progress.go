@@ -151,8 +151,11 @@ func (t *tracker) status() string {
 		return "resolving"
 	}
 	out := fmt.Sprintf("step %d/%d (%d cached)", done, total, cached)
-	if running != "" {
+	switch {
+	case running != "":
 		out += " " + running
+	case done == total:
+		out += ", exporting"
 	}
 	return out
 }
