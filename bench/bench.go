@@ -78,6 +78,9 @@ type Options struct {
 	Labels    map[string]string // put on every container; when set, the start-up sweep is limited to containers carrying them
 	ReadyWait time.Duration     // readiness timeout per trial (0 = 30s)
 	Log       io.Writer         // every measurement's line (nil = discard); run puts it in the run folder
+	// MemoryLimit is the memory workload's servers' limit in bytes (0 =
+	// MemoryLimit(Profile.Memory): 4× the target and 128 MiB).
+	MemoryLimit int64
 	// Progress shows the windows done of those planned, with an ETA (a
 	// live line on a terminal, a line per tenth otherwise), and failures.
 	Progress *progress.Printer
@@ -415,7 +418,7 @@ func (s *session) design(all []Image) error {
 	}
 	if m := o.Profile.Memory; m != nil {
 		avail, _ := machine.MemAvailable()
-		if err := CheckMemory(m, avail); err != nil {
+		if err := CheckMemory(m, o.limit(), avail); err != nil {
 			return err
 		}
 		mu := memoryUnits(o, images, s.primary)

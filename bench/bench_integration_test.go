@@ -3,12 +3,14 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis-variants/redis-variants/bench"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/loadgen"
+	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -98,5 +100,61 @@ func TestBenchDockerEngine(t *testing.T) {
 	}
 	if n, err := eng.SweepMatching(context.Background(), session); err != nil || n != 0 {
 		t.Fatalf("Sweep after the run removed %d containers (%v), want 0", n, err)
+	}
+}
+
+// TestMemoryOOM: a memory-workload server whose limit is too small for
+// its dataset is stopped by the kernel's OOM killer; the trial is recorded
+// as such, measured once more at the end (stopped again), bench.json lists
+// both, and the run's other measurements (the standalone trials) are all
+// kept.
+func TestMemoryOOM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	eng := enginetest.Client(t)
+	img := enginetest.Image(t)
+	run, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bench.Options{
+		Run:    run,
+		Engine: eng,
+		Images: []bench.Image{{Name: "stock", Ref: img, Reference: true, Verified: "passed"}},
+		Runtimes: []variants.Runtime{
+			{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+		},
+		Profile: variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 8, Pipelines: []int{1},
+			DataSize: 3, Duration: 300 * time.Millisecond, Trials: 2,
+			Memory: &variants.MemoryProfile{Target: 36 << 20, Sizes: "uniform:1K-4K", Overwrite: 0.5, Delete: 0.3, Replicates: 1}},
+		MemoryLimit: 40 << 20,
+		Seed:        3,
+		Generator:   bench.InProcess{},
+		Labels:      enginetest.Session(t),
+		LockFile:    t.TempDir() + "/machine.lock",
+	}
+	sum, err := bench.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	if sum.Total != 2 {
+		t.Errorf("%d standalone trials kept, want 2", sum.Total)
+	}
+	mem, _, err := results.LoadMemory(run)
+	if err != nil || len(mem) != 2 {
+		t.Fatalf("memory trials %+v (%v): want the primary's server and its A/A control's", mem, err)
+	}
+	for _, m := range mem {
+		if !m.OOM || m.Limit != 40<<20 || !strings.Contains(m.Error, "OOM killer") {
+			t.Errorf("%s: oom %v, limit %d, error %q", m.Name(), m.OOM, m.Limit, m.Error)
+		}
+	}
+	if n := len(sum.MemoryFailures); n != 4 || !strings.Contains(sum.MemoryFailures[0], "measured again at the end") {
+		t.Errorf("bench.json's memory failures %q: want each server's OOM, then its second after measuring it again", sum.MemoryFailures)
+	}
+	rk := rank.Memory(mem, "stock")
+	if rk == nil || len(rk.Entries) != 1 || rk.Entries[0].OOM != 1 || rk.Entries[0].N != 0 || rk.Control == nil || rk.Control.OOM != 1 {
+		t.Errorf("memory ranking of OOM-killed servers: %+v", rk)
 	}
 }

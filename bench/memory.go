@@ -48,21 +48,29 @@ type StateEngine interface {
 // for the server itself.
 func MemoryLimit(m *variants.MemoryProfile) int64 { return 4*m.Target + 128<<20 }
 
+// limit is the memory limit of the memory workload's servers:
+// Options.MemoryLimit, else MemoryLimit.
+func (o Options) limit() int64 {
+	if o.MemoryLimit > 0 {
+		return o.MemoryLimit
+	}
+	return MemoryLimit(o.Profile.Memory)
+}
+
 // CheckMemory refuses a memory workload the machine cannot hold: a
-// target the container's limit cannot take, or a limit larger than the
-// memory the machine has available now, with the numbers.
-func CheckMemory(m *variants.MemoryProfile, available int64) error {
+// target the servers' memory limit cannot take, or a limit larger than
+// the memory the machine has available now, with the numbers.
+func CheckMemory(m *variants.MemoryProfile, limit, available int64) error {
 	if m == nil {
 		return nil
 	}
-	limit := MemoryLimit(m)
 	switch {
 	case m.Target <= 0:
 		return fmt.Errorf("memory workload: target %d bytes: want a positive size", m.Target)
 	case m.Target >= limit:
 		return fmt.Errorf("memory workload: target %s does not fit the server's memory limit of %s", mib(m.Target), mib(limit))
 	case available > 0 && limit > available:
-		return fmt.Errorf("memory workload: target %s needs a server of up to %s (4× the dataset and 128 MiB), and this machine has %s available: lower the target", mib(m.Target), mib(limit), mib(available))
+		return fmt.Errorf("memory workload: target %s needs a server of up to %s, and this machine has %s available: lower the target", mib(m.Target), mib(limit), mib(available))
 	}
 	return nil
 }
@@ -137,7 +145,7 @@ func phaseOps(r loadgen.MemoryResult, name string) float64 {
 // runMemory starts a fresh server of im under rt with the workload's
 // memory limit and runs the memory workload on it.
 func (e *pairEnv) runMemory(ctx context.Context, im Image, rt variants.Runtime, m variants.MemoryProfile) (results.MemoryTrial, error) {
-	t := results.MemoryTrial{Runtime: rt.Name, Limit: MemoryLimit(&m), Started: time.Now().UTC()}
+	t := results.MemoryTrial{Runtime: rt.Name, Limit: e.o.limit(), Started: time.Now().UTC()}
 	start := time.Now()
 	defer func() { t.Duration = time.Since(start) }()
 	srv, err := e.start(ctx, im, rt, "memory", t.Limit)

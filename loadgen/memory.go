@@ -485,3 +485,23 @@ func infoFloat(info, name string) float64 {
 }
 
 func infoSeconds(info, name string) float64 { return infoFloat(info, name) }
+
+// ParseBytes reads a size: a number with an optional unit (B, K/KB/KiB,
+// M/MB/MiB, G/GB/GiB; all binary).
+func ParseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	mult := map[string]float64{"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MiB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GiB": 1 << 30}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
+	}
+	return int64(v * mult), nil
+}

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +30,8 @@ func NewCommand() *cobra.Command {
 		jsonOut   bool
 		procs     int
 		listTests bool
+		memTarget string
+		mem       loadgen.Memory
 	)
 	cmd := &cobra.Command{
 		Use:   "loadgen",
@@ -61,6 +65,9 @@ request's intended send time (corrected for coordinated omission).`,
 				return fmt.Errorf("--port %d: want 1..65535", port)
 			}
 			cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+			if memTarget != "" {
+				return runMemory(cmd, cfg, memTarget, mem, jsonOut)
+			}
 			t, err := loadgen.ParseTests(tests)
 			if err != nil {
 				return err
@@ -125,5 +132,46 @@ request's intended send time (corrected for coordinated omission).`,
 	f.BoolVar(&csvOut, "csv", false, "CSV output (redis-benchmark's columns plus p99.9)")
 	f.BoolVar(&jsonOut, "json", false, "JSON output with every figure and the encoded HdrHistograms")
 	f.BoolVar(&listTests, "list-tests", false, "print the supported test names and exit")
+	f.StringVar(&memTarget, "memory", "", "run the memory workload instead of tests: fill to this dataset size (64MiB, 1GiB), overwrite, delete, defragment")
+	f.StringVar(&mem.Sizes, "sizes", "64:40,1K:30,4K:20,16K:10", "memory workload: value-size mix, uniform:MIN-MAX or SIZE:WEIGHT,...")
+	f.Float64Var(&mem.Overwrite, "overwrite", 0.5, "memory workload: share of the keys overwritten with other sizes")
+	f.Float64Var(&mem.Delete, "delete", 0.3, "memory workload: share of the keys deleted")
+	f.DurationVar(&mem.Defrag, "defrag", 5*time.Second, "memory workload: active defragmentation's bound (0 = none)")
 	return cmd
+}
+
+// runMemory runs the memory workload on cfg's server and prints each
+// phase's figures (or the whole result as JSON).
+func runMemory(cmd *cobra.Command, cfg loadgen.Config, target string, m loadgen.Memory, jsonOut bool) error {
+	t, err := loadgen.ParseBytes(target)
+	if err != nil {
+		return fmt.Errorf("--memory: %w", err)
+	}
+	m.Target = t
+	res, err := loadgen.RunMemory(cmd.Context(), cfg, m)
+	out := cmd.OutOrStdout()
+	if jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(res); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	if len(res.Phases) == 0 {
+		return err
+	}
+	fmt.Fprintf(out, "%-10s %10s %12s %12s %12s %8s %8s\n", "phase", "commands", "SET/s", "used MiB", "rss MiB", "frag", "alloc")
+	for _, p := range res.Phases {
+		fmt.Fprintf(out, "%-10s %10d %12.0f %12.1f %12.1f %8.3f %8.3f\n", p.Name, p.Commands, p.OpsPerSec,
+			float64(p.After.UsedMemory)/(1<<20), float64(p.After.UsedMemoryRSS)/(1<<20), p.After.FragRatio, p.After.AllocatorFragRatio)
+	}
+	fmt.Fprintf(out, "%d keys, dataset %.1f MiB (%s)", res.Keys, float64(res.Dataset)/(1<<20), res.Phases[len(res.Phases)-1].After.Allocator)
+	if res.Defrag {
+		fmt.Fprintf(out, "; defrag %d hits, %d misses, server CPU %s", res.DefragHits, res.DefragMisses, res.DefragCPU.Round(time.Millisecond))
+	} else if res.DefragNote != "" {
+		fmt.Fprintf(out, "; defrag %s", res.DefragNote)
+	}
+	fmt.Fprintln(out)
+	return err
 }
