@@ -129,6 +129,7 @@ func TestMemoryOOM(t *testing.T) {
 			DataSize: 3, Duration: 300 * time.Millisecond, Trials: 2,
 			Memory: &variants.MemoryProfile{Target: 36 << 20, Sizes: "uniform:1K-4K", Overwrite: 0.5, Delete: 0.3, Replicates: 1}},
 		MemoryLimit: 40 << 20,
+		Primary:     "stock",
 		Seed:        3,
 		Generator:   bench.InProcess{},
 		Labels:      enginetest.Session(t),

@@ -2,9 +2,7 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis-variants/redis-variants/loadgen"
@@ -144,8 +142,8 @@ func phaseOps(r loadgen.MemoryResult, name string) float64 {
 
 // runMemory starts a fresh server of im under rt with the workload's
 // memory limit and runs the memory workload on it.
-func (e *pairEnv) runMemory(ctx context.Context, im Image, rt variants.Runtime, m variants.MemoryProfile) (results.MemoryTrial, error) {
-	t := results.MemoryTrial{Runtime: rt.Name, Limit: e.o.limit(), Started: time.Now().UTC()}
+func (e *pairEnv) runMemory(ctx context.Context, im Image, rt variants.Runtime, m variants.MemoryProfile) (t results.MemoryTrial, err error) {
+	t = results.MemoryTrial{Runtime: rt.Name, Limit: e.o.limit(), Started: time.Now().UTC()}
 	start := time.Now()
 	defer func() { t.Duration = time.Since(start) }()
 	srv, err := e.start(ctx, im, rt, "memory", t.Limit)
@@ -160,13 +158,9 @@ func (e *pairEnv) runMemory(ctx context.Context, im Image, rt variants.Runtime, 
 	res, err := loadgen.RunMemory(ctx, cfg, loadgen.Memory{Target: m.Target, Sizes: m.Sizes, Overwrite: m.Overwrite, Delete: m.Delete, Defrag: m.Defrag})
 	t.Result = res
 	t.PeakBytes, _ = machine.ContainerPeakMemory(srv.ID)
-	if se, ok := e.o.Engine.(StateEngine); ok {
-		if running, oom, serr := se.ContainerState(context.WithoutCancel(ctx), srv.ID); serr == nil && (oom || !running && err != nil) {
-			t.OOM = oom
-			if oom {
-				return t, fmt.Errorf("the OOM killer stopped the server at its limit of %s: %w", mib(t.Limit), errors.Join(err, errors.New("oom")))
-			}
-		}
+	if err != nil && ctx.Err() == nil && e.oomKilled(ctx, srv.ID, t.PeakBytes, t.Limit) {
+		t.OOM = true
+		return t, fmt.Errorf("the OOM killer stopped the server at its limit of %s (peak %s): %w", mib(t.Limit), mib(t.PeakBytes), err)
 	}
 	if err != nil {
 		return t, err
@@ -174,8 +168,27 @@ func (e *pairEnv) runMemory(ctx context.Context, im Image, rt variants.Runtime, 
 	if len(res.Phases) > 0 {
 		t.Allocator = res.Phases[len(res.Phases)-1].After.Allocator
 	}
-	if res.Defrag && !strings.HasPrefix(t.Allocator, "jemalloc") {
-		res.DefragNote = "ran, on an allocator that is not jemalloc"
-	}
 	return t, nil
+}
+
+// oomKilled says whether a server whose workload failed was stopped by
+// the OOM killer: the Engine says so once the container has exited (it is
+// given 5 s to), or its cgroup's peak reached the limit.
+func (e *pairEnv) oomKilled(ctx context.Context, id string, peak, limit int64) bool {
+	se, ok := e.o.Engine.(StateEngine)
+	if ok {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		for ctx.Err() == nil {
+			running, oom, err := se.ContainerState(ctx, id)
+			if err != nil || oom || !running {
+				if oom {
+					return true
+				}
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return limit > 0 && peak >= limit
 }
