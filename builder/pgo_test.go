@@ -27,6 +27,7 @@ sources:
   redis-7.0.15:
     url: "debian:pool/main/r/redis/redis_7.0.15.orig.tar.gz"
     sha256: 4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982
+references: []  # none: this test builds variants only
 variants:
   - {name: gcc-o2-libc, compiler: gcc-12, opt: O2, allocator: libc}
   - {name: gcc-o2-libc-pgo, compiler: gcc-12, opt: O2, allocator: libc,
