@@ -102,120 +102,110 @@ func CDFs(r rank.Ranking, trials []rank.Trial) ([]CDF, []error) {
 	return out, errs
 }
 
-// scoreChart draws one runtime's scores against the primary reference as
-// bars from 1 (the reference) to the score, with the interval as an error
-// bar. Green: faster, red: slower, grey: tie.
-func scoreChart(st rank.Standings) template.HTML {
-	var es []rank.Entry
-	for _, e := range st.Entries {
-		if !e.Score.IsNaN() {
-			es = append(es, e)
-		}
-	}
-	if len(es) == 0 {
+// barRow is one bar of a ratio chart: a label, the ratio drawn from 1,
+// its interval (NaN: none) and the class that colours it (faster,
+// slower, tie, self), with a tooltip.
+type barRow struct {
+	label, class, title string
+	ratio, lo, hi       float64
+}
+
+// ratioChart draws rows as bars from 1 (the reference) to each ratio,
+// with the interval as an error bar and a dashed line at 1 labelled
+// oneLabel; left is the width kept for the labels.
+func ratioChart(class, aria string, rows []barRow, left, width int, oneLabel string) template.HTML {
+	if len(rows) == 0 {
 		return ""
 	}
 	lo, hi := 1.0, 1.0
-	for _, e := range es {
-		lo = math.Min(lo, float64(e.Lo))
-		hi = math.Max(hi, float64(e.Hi))
+	for _, r := range rows {
+		for _, v := range []float64{r.ratio, r.lo, r.hi} {
+			if !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
 	}
 	pad := math.Max((hi-lo)*0.08, 0.01)
 	lo, hi = lo-pad, hi+pad
-	const left, width, row, top = 220, 560, 26, 24
-	h := top + row*len(es) + 30
-	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*width }
+	const row, top = 26, 24
+	h := top + row*len(rows) + 30
+	x := func(v float64) float64 { return float64(left) + (v-lo)/(hi-lo)*float64(width) }
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="score" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="scores under %s">`, left+width+20, h, left+width+20, h, html.EscapeString(st.Runtime))
-	// grid
+	fmt.Fprintf(&b, `<svg class="%s" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`, class, left+width+20, h, left+width+20, h, html.EscapeString(aria))
 	for _, t := range ticks(lo, hi, 6) {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="grid"/><text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`,
 			x(t), x(t), top-6, h-24, x(t), h-10, fmtTick(t))
 	}
-	for i, e := range es {
+	for i, r := range rows {
 		y := top + i*row
+		fmt.Fprintf(&b, `<text x="%d" y="%d" class="label" text-anchor="end">%s</text>`, left-8, y+16, html.EscapeString(r.label))
+		x0, x1 := x(1), x(r.ratio)
+		if x1 < x0 {
+			x0, x1 = x1, x0
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="16" class="bar %s"><title>%s</title></rect>`, x0, y+4, math.Max(x1-x0, 1), r.class, html.EscapeString(r.title))
+		if !math.IsNaN(r.lo) && r.hi > r.lo {
+			yl := float64(y) + 12
+			fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" class="err"/>`, x(r.lo), yl, x(r.hi), x(r.lo), yl-5, yl+5, x(r.hi), yl-5, yl+5)
+		}
+	}
+	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="one"/>`, x(1), x(1), top-6, h-24)
+	if oneLabel != "" {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`, x(1), top-10, html.EscapeString(oneLabel))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// verdictBar is the bar class of a verdict: green faster (or less
+// memory), red slower (or more), blue the reference, grey a tie.
+func verdictBar(v string) string {
+	switch v {
+	case rank.Faster, rank.Less:
+		return "faster"
+	case rank.Slower, rank.More:
+		return "slower"
+	case rank.Self:
+		return "self"
+	}
+	return "tie"
+}
+
+// scoreChart draws one runtime's scores against the primary reference.
+func scoreChart(st rank.Standings) template.HTML {
+	var rows []barRow
+	for _, e := range st.Entries {
+		if e.Score.IsNaN() {
+			continue
+		}
 		verdict := rank.Tie
 		for _, s := range e.Versus {
 			if s.Reference == st.Primary {
 				verdict = s.Verdict
 			}
 		}
-		cls := "tie"
-		switch verdict {
-		case rank.Faster:
-			cls = "faster"
-		case rank.Slower:
-			cls = "slower"
-		case rank.Self:
-			cls = "self"
-		}
 		name := e.Image
 		if e.Reference {
 			name += " (ref)"
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="label" text-anchor="end">#%d %s</text>`, left-8, y+16, e.Rank, html.EscapeString(name))
-		x0, x1 := x(1), x(float64(e.Score))
-		if x1 < x0 {
-			x0, x1 = x1, x0
-		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="16" class="bar %s"><title>%s: %.3f [%.3f, %.3f] %s</title></rect>`,
-			x0, y+4, math.Max(x1-x0, 1), cls, html.EscapeString(e.Image), float64(e.Score), float64(e.Lo), float64(e.Hi), verdict)
-		if !e.Lo.IsNaN() && float64(e.Hi) > float64(e.Lo) {
-			yl := float64(y) + 12
-			fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" class="err"/>`,
-				x(float64(e.Lo)), yl, x(float64(e.Hi)), x(float64(e.Lo)), yl-5, yl+5, x(float64(e.Hi)), yl-5, yl+5)
-		}
+		rows = append(rows, barRow{label: fmt.Sprintf("#%d %s", e.Rank, name), class: verdictBar(verdict),
+			title: fmt.Sprintf("%s: %.3f [%.3f, %.3f] %s", e.Image, float64(e.Score), float64(e.Lo), float64(e.Hi), verdict),
+			ratio: float64(e.Score), lo: float64(e.Lo), hi: float64(e.Hi)})
 	}
-	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="one"/>`, x(1), x(1), top-6, h-24)
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick" text-anchor="middle">%s = 1</text>`, x(1), top-10, html.EscapeString(st.Primary))
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	return ratioChart("score", "scores under "+st.Runtime, rows, 220, 560, st.Primary+" = 1")
 }
 
-// axisChart draws the overall runtime-axis effects as bars from 1.
+// axisChart draws the overall runtime-axis effects.
 func axisChart(r rank.Ranking) template.HTML {
-	var as []rank.AxisEffect
+	var rows []barRow
 	for _, a := range r.Axes {
-		if a.Test == "" {
-			as = append(as, a)
+		if a.Test != "" {
+			continue
 		}
+		rows = append(rows, barRow{label: a.Axis + " " + a.Other + "/" + a.Base + ": " + a.Image, class: verdictBar(a.Verdict),
+			title: fmt.Sprintf("%.3f [%.3f, %.3f] %s", a.Ratio, a.Lo, a.Hi, a.Verdict), ratio: a.Ratio, lo: a.Lo, hi: a.Hi})
 	}
-	if len(as) == 0 {
-		return ""
-	}
-	lo, hi := 1.0, 1.0
-	for _, a := range as {
-		lo, hi = math.Min(lo, a.Lo), math.Max(hi, a.Hi)
-	}
-	pad := math.Max((hi-lo)*0.08, 0.01)
-	lo, hi = lo-pad, hi+pad
-	const left, width, row, top = 300, 480, 26, 24
-	h := top + row*len(as) + 30
-	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*width }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="axes" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="runtime effects">`, left+width+20, h, left+width+20, h)
-	for _, t := range ticks(lo, hi, 6) {
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="grid"/><text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`,
-			x(t), x(t), top-6, h-24, x(t), h-10, fmtTick(t))
-	}
-	for i, a := range as {
-		y := top + i*row
-		cls := map[string]string{rank.Faster: "faster", rank.Slower: "slower"}[a.Verdict]
-		if cls == "" {
-			cls = "tie"
-		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="label" text-anchor="end">%s: %s</text>`, left-8, y+16, html.EscapeString(a.Axis+" "+a.Other+"/"+a.Base), html.EscapeString(a.Image))
-		x0, x1 := x(1), x(a.Ratio)
-		if x1 < x0 {
-			x0, x1 = x1, x0
-		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="16" class="bar %s"><title>%.3f [%.3f, %.3f] %s</title></rect>`, x0, y+4, math.Max(x1-x0, 1), cls, a.Ratio, a.Lo, a.Hi, a.Verdict)
-		yl := float64(y) + 12
-		fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" class="err"/>`, x(a.Lo), yl, x(a.Hi), x(a.Lo), yl-5, yl+5, x(a.Hi), yl-5, yl+5)
-	}
-	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="one"/>`, x(1), x(1), top-6, h-24)
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	return ratioChart("axes", "runtime effects", rows, 300, 480, "")
 }
 
 // ticks returns about n round values covering [lo, hi].

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"html"
 	"html/template"
-	"math"
 	"strings"
 
 	"github.com/redis-variants/redis-variants/rank"
@@ -184,65 +182,26 @@ func MemoryCSV(r rank.Ranking) ([]byte, error) {
 	return buf.Bytes(), w.Error()
 }
 
-// memoryChart draws each image's RSS ratio to the primary reference as a
-// bar from 1 with its interval: green less memory, red more, grey tie.
+// memoryChart draws each image's RSS ratio to the primary reference:
+// green less memory, red more, grey tie.
 func memoryChart(m *rank.MemoryRanking) template.HTML {
 	if m == nil {
 		return ""
 	}
-	var es []rank.MemoryEntry
+	var rows []barRow
+	add := func(e rank.MemoryEntry, label string) {
+		if e.Ratio.IsNaN() {
+			return
+		}
+		rows = append(rows, barRow{label: label, class: verdictBar(e.Verdict),
+			title: fmt.Sprintf("%s: %.3f [%.3f, %.3f] %s", e.Image, float64(e.Ratio), float64(e.Lo), float64(e.Hi), e.Verdict),
+			ratio: float64(e.Ratio), lo: float64(e.Lo), hi: float64(e.Hi)})
+	}
 	for _, e := range m.Entries {
-		if !e.Ratio.IsNaN() {
-			es = append(es, e)
-		}
+		add(e, fmt.Sprintf("#%d %s", e.Rank, e.Image))
 	}
-	if m.Control != nil && !m.Control.Ratio.IsNaN() {
-		c := *m.Control
-		es = append(es, c)
+	if m.Control != nil {
+		add(*m.Control, m.Control.Image)
 	}
-	if len(es) == 0 {
-		return ""
-	}
-	lo, hi := 1.0, 1.0
-	for _, e := range es {
-		lo, hi = math.Min(lo, float64(e.Lo)), math.Max(hi, float64(e.Hi))
-	}
-	pad := math.Max((hi-lo)*0.08, 0.01)
-	lo, hi = lo-pad, hi+pad
-	const left, width, row, top = 240, 540, 26, 24
-	h := top + row*len(es) + 30
-	x := func(v float64) float64 { return left + (v-lo)/(hi-lo)*width }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="memory" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="memory after the churn">`, left+width+20, h, left+width+20, h)
-	for _, t := range ticks(lo, hi, 6) {
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="grid"/><text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`,
-			x(t), x(t), top-6, h-24, x(t), h-10, fmtTick(t))
-	}
-	for i, e := range es {
-		y := top + i*row
-		cls := map[string]string{rank.Less: "faster", rank.More: "slower", rank.Self: "self"}[e.Verdict]
-		if cls == "" {
-			cls = "tie"
-		}
-		label := fmt.Sprintf("#%d %s", e.Rank, e.Image)
-		if e.Rank == 0 || m.Control != nil && e.Image == m.Control.Image {
-			label = e.Image
-		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="label" text-anchor="end">%s</text>`, left-8, y+16, html.EscapeString(label))
-		x0, x1 := x(1), x(float64(e.Ratio))
-		if x1 < x0 {
-			x0, x1 = x1, x0
-		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="16" class="bar %s"><title>%s: %.3f [%.3f, %.3f] %s</title></rect>`,
-			x0, y+4, math.Max(x1-x0, 1), cls, html.EscapeString(e.Image), float64(e.Ratio), float64(e.Lo), float64(e.Hi), e.Verdict)
-		if !e.Lo.IsNaN() && e.Hi > e.Lo {
-			yl := float64(y) + 12
-			fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" class="err"/>`,
-				x(float64(e.Lo)), yl, x(float64(e.Hi)), x(float64(e.Lo)), yl-5, yl+5, x(float64(e.Hi)), yl-5, yl+5)
-		}
-	}
-	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="one"/>`, x(1), x(1), top-6, h-24)
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick" text-anchor="middle">%s = 1 (RSS after the churn; left: less memory)</text>`, x(1), top-10, html.EscapeString(m.Primary))
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	return ratioChart("memory", "memory after the churn", rows, 240, 540, m.Primary+" = 1 (RSS after the churn; left: less memory)")
 }
