@@ -372,8 +372,8 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	s.sockRoot = sockRoot
 	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
 		cpuModel: s.cpuModel, log: s.logf}
-	head := fmt.Sprintf("bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), seed %d",
-		len(s.slots), countPairs(s.slots), b.o.Profile.Windows, len(s.benches), s.sum.Planned, b.seed)
+	head := fmt.Sprintf("bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), %d memory-workload server(s), seed %d",
+		len(s.slots), countPairs(s.slots), b.o.Profile.Windows, len(s.benches), s.sum.Planned, s.sum.MemoryPlanned, b.seed)
 	fmt.Fprintln(b.log, head)
 	b.o.Progress.Println("%s", head)
 	return s.finish(s.measure(ctx))
