@@ -13,7 +13,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -814,7 +813,7 @@ func (e *pairEnv) runTrial(ctx context.Context, im Image, rt variants.Runtime, c
 	if err != nil {
 		return rank.Trial{}, fmt.Errorf("INFO memory: %w", err)
 	}
-	mem := ParseInfo(info)
+	mem := loadgen.ParseInfo(info)
 	t.RSSBytes, _ = strconv.ParseInt(mem["used_memory_rss"], 10, 64)
 	t.Fragmentation, _ = strconv.ParseFloat(mem["mem_fragmentation_ratio"], 64)
 	return t, nil
@@ -905,20 +904,4 @@ func clientShare(res loadgen.Result, cpu, wall time.Duration, ncpu int) float64 
 		return 0
 	}
 	return cpu.Seconds() / wall.Seconds() / float64(ncpu)
-}
-
-// ParseInfo parses an INFO reply into key → value.
-func ParseInfo(s string) map[string]string {
-	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			out[k] = v
-		}
-	}
-	return out
 }

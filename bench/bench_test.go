@@ -424,13 +424,6 @@ func TestClientShare(t *testing.T) {
 	}
 }
 
-func TestParseInfo(t *testing.T) {
-	m := ParseInfo("# Memory\r\nused_memory:100\r\nused_memory_rss:8839168\r\nmem_fragmentation_ratio:9.52\r\n")
-	if m["used_memory_rss"] != "8839168" || m["mem_fragmentation_ratio"] != "9.52" {
-		t.Fatalf("%v", m)
-	}
-}
-
 func TestTrialRel(t *testing.T) {
 	got := TrialRel(Cell{Image: "gcc-o3", Runtime: "host", Test: "LRANGE_100", Pipeline: 16}, 2)
 	if got != filepath.Join("trials", "gcc-o3", "host", "LRANGE_100-P16-2.json") {

@@ -3,8 +3,9 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"github.com/redis-variants/redis-variants/loadgen/resp"
 	"testing"
+
+	"github.com/redis-variants/redis-variants/loadgen/resp"
 )
 
 // BenchmarkRun measures the generator against a local redis-server: one

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -356,10 +357,11 @@ func RunMemory(ctx context.Context, cfg Config, m Memory) (MemoryResult, error) 
 // itself), turns it off and records the figures after it. A server that
 // refuses (not built with jemalloc) is recorded as not supporting it.
 func defrag(ctx context.Context, ctl *redis.Client, limit time.Duration, res *MemoryResult) error {
-	before, err := ctl.Info(ctx, "stats", "cpu").Result()
+	beforeText, err := ctl.Info(ctx, "stats", "cpu").Result()
 	if err != nil {
 		return fmt.Errorf("memory workload: reading stats before defrag: %w", err)
 	}
+	before := ParseInfo(beforeText)
 	on := []string{"active-defrag-ignore-bytes", "1", "active-defrag-threshold-lower", "1", "active-defrag-cycle-min", "25", "activedefrag", "yes"}
 	for i := 0; i < len(on); i += 2 {
 		if err := ctl.ConfigSet(ctx, on[i], on[i+1]).Err(); err != nil {
@@ -373,7 +375,7 @@ func defrag(ctx context.Context, ctl *redis.Client, limit time.Duration, res *Me
 	start := time.Now()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	running := false
+	ran := false
 	for time.Since(start) < limit {
 		select {
 		case <-ctx.Done():
@@ -384,10 +386,11 @@ func defrag(ctx context.Context, ctl *redis.Client, limit time.Duration, res *Me
 		if err != nil {
 			return fmt.Errorf("memory workload: reading memory during defrag: %w", err)
 		}
-		active := infoField(info, "active_defrag_running") != "" && infoField(info, "active_defrag_running") != "0"
+		running := ParseInfo(info)["active_defrag_running"]
+		active := running != "" && running != "0"
 		if active {
-			running = true
-		} else if running || time.Since(start) > time.Second {
+			ran = true
+		} else if ran || time.Since(start) > time.Second {
 			break // it ran and stopped, or had nothing to do
 		}
 	}
@@ -395,11 +398,12 @@ func defrag(ctx context.Context, ctl *redis.Client, limit time.Duration, res *Me
 	if err := ctl.ConfigSet(ctx, "activedefrag", "no").Err(); err != nil {
 		return fmt.Errorf("memory workload: turning active defrag off: %w", err)
 	}
-	after, err := ctl.Info(ctx, "stats", "cpu").Result()
+	afterText, err := ctl.Info(ctx, "stats", "cpu").Result()
 	if err != nil {
 		return fmt.Errorf("memory workload: reading stats after defrag: %w", err)
 	}
-	cpu := infoSeconds(after, "used_cpu_sys") + infoSeconds(after, "used_cpu_user") - infoSeconds(before, "used_cpu_sys") - infoSeconds(before, "used_cpu_user")
+	after := ParseInfo(afterText)
+	cpu := infoFloat(after, "used_cpu_sys") + infoFloat(after, "used_cpu_user") - infoFloat(before, "used_cpu_sys") - infoFloat(before, "used_cpu_user")
 	res.Defrag = true
 	res.DefragCPU = time.Duration(cpu * float64(time.Second))
 	res.DefragHits = infoInt(after, "active_defrag_hits") - infoInt(before, "active_defrag_hits")
@@ -445,10 +449,11 @@ func settledStats(ctx context.Context, ctl *redis.Client) (MemStats, error) {
 
 // ReadMemStats reads INFO memory and DBSIZE.
 func ReadMemStats(ctx context.Context, ctl *redis.Client) (MemStats, error) {
-	info, err := ctl.Info(ctx, "memory").Result()
+	text, err := ctl.Info(ctx, "memory").Result()
 	if err != nil {
 		return MemStats{}, fmt.Errorf("reading INFO memory: %w", err)
 	}
+	info := ParseInfo(text)
 	keys, err := ctl.DBSize(ctx).Result()
 	if err != nil {
 		return MemStats{}, fmt.Errorf("reading DBSIZE: %w", err)
@@ -460,31 +465,36 @@ func ReadMemStats(ctx context.Context, ctl *redis.Client) (MemStats, error) {
 		FragRatio:          infoFloat(info, "mem_fragmentation_ratio"),
 		AllocatorFragRatio: infoFloat(info, "allocator_frag_ratio"),
 		AllocatorFragBytes: infoInt(info, "allocator_frag_bytes"),
-		Allocator:          infoField(info, "mem_allocator"),
+		Allocator:          info["mem_allocator"],
 		Keys:               keys,
 	}, nil
 }
 
-func infoField(info, name string) string {
-	for _, l := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), name+":"); ok {
-			return v
+// ParseInfo parses an INFO reply into key → value.
+func ParseInfo(s string) map[string]string {
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = v
 		}
 	}
-	return ""
+	return out
 }
 
-func infoInt(info, name string) int64 {
-	n, _ := strconv.ParseInt(infoField(info, name), 10, 64)
+func infoInt(info map[string]string, name string) int64 {
+	n, _ := strconv.ParseInt(info[name], 10, 64)
 	return n
 }
 
-func infoFloat(info, name string) float64 {
-	f, _ := strconv.ParseFloat(infoField(info, name), 64)
+func infoFloat(info map[string]string, name string) float64 {
+	f, _ := strconv.ParseFloat(info[name], 64)
 	return f
 }
-
-func infoSeconds(info, name string) float64 { return infoFloat(info, name) }
 
 // ParseBytes reads a size: a number with an optional unit (B, K/KB/KiB,
 // M/MB/MiB, G/GB/GiB; all binary).

@@ -142,3 +142,10 @@ func TestMemoryRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestParseInfo(t *testing.T) {
+	m := ParseInfo("# Memory\r\nused_memory:100\r\nused_memory_rss:8839168\r\nmem_fragmentation_ratio:9.52\r\n")
+	if m["used_memory_rss"] != "8839168" || m["mem_fragmentation_ratio"] != "9.52" {
+		t.Fatalf("%v", m)
+	}
+}
