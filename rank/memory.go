@@ -156,12 +156,7 @@ func memoryEntry(ts []MemoryTrial, logRSS map[string][]float64, name string, dat
 		}
 	}
 	e.RSS, e.Used, e.Frag, e.AllocatorFrag, e.Peak, e.FillOps = stat(rss), stat(used), stat(frag), stat(afrag), stat(peak), stat(fill)
-	e.RSSDefrag, e.DefragRecovered, e.DefragCPU = stat(rss), stat(rec), stat(cpu)
-	if e.Defrag {
-		e.RSSDefrag = stat(rssD)
-	} else {
-		e.RSSDefrag = stat(nil)
-	}
+	e.RSSDefrag, e.DefragRecovered, e.DefragCPU = stat(rssD), stat(rec), stat(cpu)
 	return e
 }
 

@@ -90,7 +90,11 @@ func (r Verification) Summary() string {
 	if s.Ran {
 		parts = append(parts, fmt.Sprintf("suite %d ok, %d failed, %d known, %d skipped", s.Passed, s.Failed, s.Known, s.Skipped))
 	} else if s.Note != "" {
-		parts = append(parts, "suite not run: "+s.Note)
+		note := s.Note
+		if !strings.HasPrefix(note, "not run") {
+			note = "not run: " + note
+		}
+		parts = append(parts, "suite "+note)
 	}
 	if x := r.External; x != nil && x.Ran {
 		parts = append(parts, fmt.Sprintf("external suite %d ok, %d failed, %d known", x.Passed, x.Failed, x.Known))

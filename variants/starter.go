@@ -79,7 +79,7 @@ func Starter(m StarterMachine) ([]byte, error) {
 	w("")
 	w("variants:")
 	w("  # Portable: runs on any x86-64-%s CPU, as a published image must.", level)
-	w("  - {name: gcc-o3-%s, opt: O3, march: %s}", levelName(level), march)
+	w("  - {name: gcc-o3-%s, opt: O3, march: %s}", march, march)
 	w("  # Fastest here, but tied to CPUs like this one (-march=native).")
 	w("  - {name: gcc-o3-native, opt: O3, march: native, mtune: native}")
 	w("  # Another compiler with link-time optimisation.")
@@ -98,11 +98,4 @@ func Starter(m StarterMachine) ([]byte, error) {
 	w("# profiles:")
 	w("#   quick: {replicates: 16}")
 	return []byte(b.String()), nil
-}
-
-func levelName(level string) string {
-	if level == "v1" {
-		return "x86-64"
-	}
-	return "x86-64-" + level
 }
