@@ -70,6 +70,12 @@ type Options struct {
 	MinSaturation float64
 	// CPU reads a container's cgroup CPU time (nil = machine.ContainerCPUNanos).
 	CPU func(containerID string) (uint64, error)
+	// Stat reads the machine's per-CPU times (nil = machine.ReadCPUTimes):
+	// a window's server CPUs' own account of it.
+	Stat func() (map[int]machine.CPUTimes, error)
+	// Settle is how long a pair waits at most, before each benchmark's
+	// windows, for the machine to be quiet (0 = 3 s; < 0 = no wait).
+	Settle time.Duration
 
 	Generator Generator         // nil = ExecGenerator{}
 	Seed      int64             // shuffle seed (0 = from the clock); recorded in bench.json
@@ -109,9 +115,10 @@ type Summary struct {
 	DoneWindows       int           `json:"done_windows"`
 	ResumedWindows    int           `json:"resumed_windows"`
 	FailedReplicates  []string      `json:"failed_replicates,omitempty"`
-	Resumed           int           `json:"resumed"` // trials found from an earlier run
-	Done              int           `json:"done"`    // trials finished by this run
-	Total             int           `json:"total"`   // trials on disk now
+	LostTests         []string      `json:"lost_tests,omitempty"` // benchmarks lost from a replicate, with why
+	Resumed           int           `json:"resumed"`              // trials found from an earlier run
+	Done              int           `json:"done"`                 // trials finished by this run
+	Total             int           `json:"total"`                // trials on disk now
 	BudgetSpent       bool          `json:"budget_spent"`
 	MemoryPlanned     int           `json:"memory_planned,omitempty"`  // memory-workload servers in the design
 	MemoryDone        int           `json:"memory_done,omitempty"`     // measured by this run
@@ -272,6 +279,9 @@ func New(o Options) (*Bencher, error) {
 	if b.cpu == nil {
 		b.cpu = machine.ContainerCPUNanos
 	}
+	if o.Stat == nil {
+		o.Stat = machine.ReadCPUTimes
+	}
 	var err error
 	b.o, b.budget, b.seed, err = withProfile(o)
 	if err != nil {
@@ -340,7 +350,7 @@ func (s *session) done(u unit) int {
 		if rep.Failed != "" {
 			return s.size(u)
 		}
-		return min(len(rep.Windows), s.size(u))
+		return min(len(rep.Windows)+len(rep.Lost)*s.o.Profile.Windows, s.size(u))
 	}
 	if s.doneTrial[TrialRel(u.cell, u.rep)] || s.dropped[u.cell] {
 		return 1
@@ -371,10 +381,20 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	s.sockRoot = sockRoot
 	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
 		cpuModel: s.cpuModel, log: s.logf}
+	if len(s.slots) > 0 {
+		sess, ok := b.gen.(Sessions)
+		if !ok {
+			return s.sum, fmt.Errorf("bench: co-scheduled pairs need a generator that stays up for a replicate; %T cannot (bench.Sessions)", b.gen)
+		}
+		s.env.sessions = sess
+	}
 	head := fmt.Sprintf("bench: %d replicate(s) of %d pair(s) x %d window(s) x %d benchmark(s), %d standalone trial(s), %d memory-workload server(s), seed %d",
 		len(s.slots), countPairs(s.slots), b.o.Profile.Windows, len(s.benches), s.sum.Planned, s.sum.MemoryPlanned, b.seed)
 	fmt.Fprintln(b.log, head)
 	b.o.Progress.Println("%s", head)
+	if err := s.calibrate(ctx); err != nil {
+		return s.finish(err)
+	}
 	return s.finish(s.measure(ctx))
 }
 
@@ -619,6 +639,9 @@ func (s *session) finish(err error) (Summary, error) {
 			if r.Failed != "" {
 				sum.FailedReplicates = append(sum.FailedReplicates, fmt.Sprintf("%s #%d: %s", r.PairKey, r.Rep, r.Failed))
 			}
+			for _, l := range r.Lost {
+				sum.LostTests = append(sum.LostTests, fmt.Sprintf("%s #%d %s: %s", r.PairKey, r.Rep, l.Bench(), l.Reason))
+			}
 		}
 	}
 	sum.Elapsed = time.Since(s.start)
@@ -786,7 +809,7 @@ func (e *pairEnv) runTrial(ctx context.Context, im Image, rt variants.Runtime, c
 		return rank.Trial{}, err
 	}
 	cfg := genConfig(srv, e.o.Profile, c.Bench(), e.o.Profile.Clients)
-	if err := flushAndFill(ctx, srv, cfg, readsKeys(c.Test)); err != nil {
+	if err := flushAndPrepare(ctx, srv, cfg); err != nil {
 		return rank.Trial{}, err
 	}
 	// Warmup: its own generator run, so the server's CPU time can be read

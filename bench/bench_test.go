@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/loadgen"
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
@@ -151,22 +152,72 @@ type cpuReader interface {
 // CPU is the fake's cgroup reader: the process's CPU time.
 func (e *procEngine) CPU(id string) (uint64, error) { return e.CPUUsageNanos(context.Background(), id) }
 
-// countingGen wraps a Generator and cancels after n measured runs.
+// countingGen wraps a generator and cancels after n measured runs: a
+// standalone trial's run, or a window run of a generator that stays up.
 type countingGen struct {
-	Generator
+	Sessions
 	calls  atomic.Int64
 	cancel func()
 	after  int64
+	// failTest makes every window run of that test fail after its first
+	// failAfter runs (the calibration's: one per generator of the pair).
+	failTest  string
+	failAfter int64
+	failed    atomic.Int64
+}
+
+func (g *countingGen) count() {
+	if n := g.calls.Add(1); g.cancel != nil && n == g.after {
+		g.cancel()
+	}
 }
 
 func (g *countingGen) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
-	r, cpu, err := g.Generator.Generate(ctx, cfg, cpus)
+	r, cpu, err := g.Sessions.Generate(ctx, cfg, cpus)
 	if cfg.Duration >= 300*time.Millisecond { // a measured run, not a warmup
-		if n := g.calls.Add(1); g.cancel != nil && n == g.after {
-			g.cancel()
-		}
+		g.count()
 	}
 	return r, cpu, err
+}
+
+func (g *countingGen) Open(ctx context.Context, cfg loadgen.Config, cpus string) (Session, error) {
+	s, err := g.Sessions.Open(ctx, cfg, cpus)
+	if err != nil {
+		return nil, err
+	}
+	return &countingSession{Session: s, g: g}, nil
+}
+
+type countingSession struct {
+	Session
+	g *countingGen
+}
+
+func (s *countingSession) Run(ctx context.Context, w loadgen.Windows) ([]loadgen.Result, error) {
+	s.g.count()
+	if strings.EqualFold(w.Test, s.g.failTest) && s.g.failed.Add(1) > s.g.failAfter {
+		return nil, fmt.Errorf("injected failure of %s", w.Test)
+	}
+	return s.Session.Run(ctx, w)
+}
+
+// wallCPU is the fake engine's cgroup reader: every server has used half
+// of one CPU since the reader was made, so the two of a pair fill it.
+func wallCPU() func(string) (uint64, error) {
+	t0 := time.Now()
+	return func(string) (uint64, error) { return uint64(time.Since(t0).Nanoseconds() / 2), nil }
+}
+
+// fakeStat is /proc/stat of a machine whose CPUs are busy the share busy
+// of the time, none of it stolen (a tick a microsecond).
+func fakeStat(busy float64) func() (map[int]machine.CPUTimes, error) {
+	t0 := time.Now()
+	return func() (map[int]machine.CPUTimes, error) {
+		ticks := uint64(time.Since(t0).Microseconds())
+		b := uint64(busy * float64(ticks))
+		c := machine.CPUTimes{User: b, Idle: ticks - b}
+		return map[int]machine.CPUTimes{-1: c, 0: c, 1: c}, nil
+	}
 }
 
 func testOptions(t *testing.T, e Engine, images []Image) Options {
@@ -188,7 +239,9 @@ func testOptions(t *testing.T, e Engine, images []Image) Options {
 		},
 		Primary:   "a",
 		Trials:    0,
-		CPU:       e.(cpuReader).CPU,
+		CPU:       wallCPU(),
+		Stat:      fakeStat(1),
+		Settle:    -1, // the fake machine is always busy
 		Generator: InProcess{},
 		Seed:      42,
 		LockFile:  filepath.Join(t.TempDir(), "locks", "machine.lock"),
@@ -249,7 +302,7 @@ func TestRunResumeAfterInterrupt(t *testing.T) {
 	o := testOptions(t, e, twoImages())
 	// standalone trials: a (the primary) under host and unix, b under
 	// host (the ranked runtime), 2 each
-	gen := &countingGen{Generator: InProcess{}, cancel: cancel, after: 3}
+	gen := &countingGen{Sessions: InProcess{}, cancel: cancel, after: 3}
 	o.Generator = gen
 	var log bytes.Buffer
 	o.Log = &log
@@ -493,8 +546,9 @@ func TestPairsResumeAndControl(t *testing.T) {
 	o.Trials = -1
 	o.Profile.Replicates, o.Profile.Windows, o.Profile.AxisReplicates = 2, 2, 2
 	o.Profile.Runtimes = variants.RuntimesFirst
-	o.MinSaturation = 1e-9 // the fake's servers are not pinned to one CPU
-	o.Generator = &countingGen{Generator: InProcess{}, cancel: cancel, after: 5}
+	// cancelled in the third window run, counted per generator (two to a
+	// run): the calibration's, one replicate's, then the next replicate's
+	o.Generator = &countingGen{Sessions: InProcess{}, cancel: cancel, after: 5}
 	sum, err := Run(ctx, o)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
@@ -516,7 +570,7 @@ func TestPairsResumeAndControl(t *testing.T) {
 		}
 	}
 	if len(kept) != 2 {
-		t.Fatalf("%d windows kept after an interrupt in the 3rd window, want the 2 finished", len(kept))
+		t.Fatalf("%d windows kept after an interrupt in the 2nd replicate, want the first one's 2", len(kept))
 	}
 	o.Generator = InProcess{}
 	sum2, err := Run(context.Background(), o)
@@ -580,33 +634,84 @@ func TestPairsWithoutCgroup(t *testing.T) {
 	}
 }
 
-// TestPairsUnsaturatedAreMeasuredAgainThenGivenUp: windows whose servers
-// were not both saturated are recorded with the reason and measured again;
-// after three failures the replicate is given up, reported, and the bench
-// goes on with the others.
-func TestPairsUnsaturatedAreMeasuredAgainThenGivenUp(t *testing.T) {
+// TestPairsUnsaturatedGiveNoAnswer: where no load keeps the server CPU
+// busy, the calibration tries each load, records every window, and the
+// bench stops before its design with "no answer", measuring nothing else.
+func TestPairsUnsaturatedGiveNoAnswer(t *testing.T) {
+	e := newProcEngine(t)
+	o := testOptions(t, e, twoImages())
+	o.Profile.Replicates, o.Profile.Windows = 2, 1
+	o.Stat = fakeStat(0.6)
+	var log bytes.Buffer
+	o.Log = &log
+	sum, err := Run(context.Background(), o)
+	if !errors.Is(err, ErrNoAnswer) || !strings.Contains(err.Error(), "busy 60%") || !strings.Contains(err.Error(), "SET") {
+		t.Fatalf("Run: %v; want no answer naming the test and the busy share", err)
+	}
+	var cal results.Calibration
+	if err := o.Run.ReadJSON(results.CalibrationFile, &cal); err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Benches) != 1 || cal.Benches[0].Load.Clients != 0 || len(cal.Benches[0].Tried) != len(loads(o.Profile.Clients)) {
+		t.Fatalf("calibration %+v: want one benchmark, every load tried, none chosen", cal)
+	}
+	for _, l := range cal.Benches[0].Tried {
+		if l.Saturated() || len(l.Windows) != calibrationWindows || !strings.Contains(l.Rejected[0], "not saturated") {
+			t.Errorf("level %s: %+v", l.Load, l)
+		}
+	}
+	if first, last := cal.Benches[0].Tried[0].Load, cal.Benches[0].Tried[3].Load; first != (results.Load{Clients: 2}) || last != (results.Load{Clients: 8, Threads: 2}) {
+		t.Errorf("loads tried from %v to %v, want 2 connections per server up to 8 on 2 goroutines", first, last)
+	}
+	if reps, _, _ := results.LoadReplicates(o.Run); len(reps) != 0 || sum.Done != 0 {
+		t.Errorf("measured after no answer: %d replicates, %d trials", len(reps), sum.Done)
+	}
+	var bj Summary
+	if err := o.Run.ReadJSON(results.BenchFile, &bj); err != nil || len(bj.Warnings) == 0 || !strings.HasPrefix(bj.Warnings[len(bj.Warnings)-1], "no answer") {
+		t.Errorf("bench.json warnings %v (%v)", bj.Warnings, err)
+	}
+	if e.started != 2 || e.live() != 0 {
+		t.Fatalf("%d servers started (want the calibration's 2), %d left", e.started, e.live())
+	}
+}
+
+// TestPairsLoseATestNotTheReplicate: a benchmark whose window run fails
+// is lost for its replicate, with why; the replicate's other benchmarks
+// stand, and nothing is measured again.
+func TestPairsLoseATestNotTheReplicate(t *testing.T) {
 	e := newProcEngine(t)
 	o := testOptions(t, e, twoImages())
 	o.Trials = -1
-	o.Profile.Replicates, o.Profile.Windows = 2, 1
-	var n atomic.Uint64
-	o.CPU = func(string) (uint64, error) { return n.Add(1000), nil } // a microsecond per read: never saturated
+	o.Profile.Tests = []string{"set", "get"}
+	o.Profile.Replicates, o.Profile.Windows = 2, 2
+	o.Generator = &countingGen{Sessions: InProcess{}, failTest: "GET", failAfter: 2}
 	sum, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Replicates != 4 || len(sum.FailedReplicates) != 4 || sum.Windows != 0 {
-		t.Fatalf("summary %+v: want 4 replicates, all given up", sum)
-	}
 	reps, _, _ := results.LoadReplicates(o.Run)
+	if len(reps) != 4 || len(sum.FailedReplicates) != 0 {
+		t.Fatalf("%d replicates, failed %v; want 4, none given up", len(reps), sum.FailedReplicates)
+	}
 	for _, r := range reps {
-		if len(r.Rejected) != maxWindowAttempts || !strings.Contains(r.Rejected[0].Reason, "not saturated") || !strings.Contains(r.Failed, "3 times") {
-			t.Errorf("%s #%d: rejected %+v, failed %q", r.PairKey, r.Rep, r.Rejected, r.Failed)
+		set := 0
+		for _, w := range r.Windows {
+			if w.Test != "SET" {
+				t.Errorf("%s #%d: a %s window kept", r.PairKey, r.Rep, w.Test)
+			}
+			set++
+		}
+		if set != 2 || len(r.Lost) != 1 || r.Lost[0].Test != "GET" || !strings.Contains(r.Lost[0].Reason, "injected failure") {
+			t.Errorf("%s #%d: %d SET windows, lost %+v; want 2 and GET lost with its reason", r.PairKey, r.Rep, set, r.Lost)
 		}
 	}
-	rk := rank.Rank(nil, reps, rank.DefaultThresholds())
-	if len(rk.Standings) != 0 {
-		t.Errorf("standings from given-up replicates: %+v", rk.Standings)
+	if len(sum.LostTests) != 4 {
+		t.Errorf("summary lost tests %v, want one per replicate", sum.LostTests)
+	}
+	// Resumed, nothing is measured again: lost stays lost.
+	before := e.started
+	if _, err := Run(context.Background(), o); err != nil || e.started != before {
+		t.Errorf("resume: %v, %d more servers started", err, e.started-before)
 	}
 	if e.live() != 0 {
 		t.Fatalf("%d servers left", e.live())

@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis-variants/redis-variants/loadgen"
@@ -35,10 +39,13 @@ type ExecGenerator struct {
 
 // Args returns the loadgen command line for cfg (without the binary).
 func Args(cfg loadgen.Config) ([]string, error) {
-	if len(cfg.Tests) != 1 {
+	if len(cfg.Tests) > 1 {
 		return nil, fmt.Errorf("the generator runs one test at a time, got %q", cfg.Tests)
 	}
-	args := []string{"loadgen", "--json", "--exact-tests", "-t", cfg.Tests[0]}
+	args := []string{"loadgen", "--json", "--exact-tests"}
+	if len(cfg.Tests) == 1 {
+		args = append(args, "-t", cfg.Tests[0])
+	}
 	if cfg.Socket != "" {
 		args = append(args, "--socket", cfg.Socket)
 	} else {
@@ -53,6 +60,9 @@ func Args(cfg loadgen.Config) ([]string, error) {
 	}
 	if cfg.Pipeline > 0 {
 		args = append(args, "-P", strconv.Itoa(cfg.Pipeline))
+	}
+	if cfg.Threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(cfg.Threads))
 	}
 	if cfg.DataSize > 0 {
 		args = append(args, "-d", strconv.Itoa(cfg.DataSize))
@@ -77,32 +87,45 @@ func Args(cfg loadgen.Config) ([]string, error) {
 	return args, nil
 }
 
-// Generate implements Generator.
-func (g ExecGenerator) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
+// command is the command line that runs the generator for cfg pinned to
+// cpus: taskset, this binary (or Binary) and its loadgen arguments.
+func (g ExecGenerator) command(cfg loadgen.Config, cpus string) (string, []string, error) {
 	bin := g.Binary
 	if bin == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return loadgen.Result{}, 0, fmt.Errorf("finding this executable to run the generator: %w", err)
+			return "", nil, fmt.Errorf("finding this executable to run the generator: %w", err)
 		}
 		if strings.HasSuffix(exe, ".test") {
 			// A test binary has no loadgen command: run as one, it would
 			// run the tests again, each bench starting another.
-			return loadgen.Result{}, 0, fmt.Errorf("the generator runs this executable's loadgen command, and %s is a test binary: give the bench an in-process generator (bench.InProcess) or ExecGenerator.Binary", filepath.Base(exe))
+			return "", nil, fmt.Errorf("the generator runs this executable's loadgen command, and %s is a test binary: give the bench an in-process generator (bench.InProcess) or ExecGenerator.Binary", filepath.Base(exe))
 		}
 		bin = exe
 	}
 	args, err := Args(cfg)
 	if err != nil {
-		return loadgen.Result{}, 0, err
+		return "", nil, err
 	}
 	name := bin
 	if cpus != "" {
 		ts, err := exec.LookPath("taskset")
 		if err != nil {
-			return loadgen.Result{}, 0, fmt.Errorf("pinning the generator to CPUs %s: taskset (util-linux) not found: %w", cpus, err)
+			return "", nil, fmt.Errorf("pinning the generator to CPUs %s: taskset (util-linux) not found: %w", cpus, err)
 		}
 		name, args = ts, append([]string{"-c", cpus, bin}, args...)
+	}
+	return name, args, nil
+}
+
+// Generate implements Generator.
+func (g ExecGenerator) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
+	if len(cfg.Tests) != 1 {
+		return loadgen.Result{}, 0, fmt.Errorf("the generator runs one test at a time, got %q", cfg.Tests)
+	}
+	name, args, err := g.command(cfg, cpus)
+	if err != nil {
+		return loadgen.Result{}, 0, err
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	var stdout, stderr bytes.Buffer
@@ -178,4 +201,151 @@ func CountCPUs(list string) (int, error) {
 		return runtime.NumCPU(), nil
 	}
 	return len(cpus), nil
+}
+
+// Session is a generator that stays up for a replicate: its connections
+// to one server stay open across every window (loadgen.Session).
+type Session interface {
+	Run(ctx context.Context, w loadgen.Windows) ([]loadgen.Result, error)
+	Close() error
+}
+
+// Sessions is a Generator that can also stay up.
+type Sessions interface {
+	Generator
+	// Open starts a generator pinned to cpus with cfg's connections open.
+	Open(ctx context.Context, cfg loadgen.Config, cpus string) (Session, error)
+}
+
+var (
+	_ Sessions = ExecGenerator{}
+	_ Sessions = InProcess{}
+)
+
+// Open implements Sessions: `<Binary> loadgen --serve ...` under taskset,
+// driven over its standard input and output (loadgen.Serve).
+func (g ExecGenerator) Open(ctx context.Context, cfg loadgen.Config, cpus string) (Session, error) {
+	name, args, err := g.command(cfg, cpus)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Tests) > 0 {
+		return nil, fmt.Errorf("a generator that stays up is told its tests window by window, got %q", cfg.Tests)
+	}
+	args = append(args, "--serve")
+	// Not CommandContext: the process outlives Open's ctx; Close ends it.
+	cmd := exec.Command(name, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the generator: %w", err)
+	}
+	s := &execSession{cmd: cmd, in: stdin, out: bufio.NewScanner(stdout), stderr: &stderr}
+	s.out.Buffer(make([]byte, 1<<20), 64<<20)
+	rep, err := s.read(ctx)
+	if err == nil && !rep.Ready {
+		err = fmt.Errorf("generator %s: %s", strings.Join(args, " "), rep.Error)
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+type execSession struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *bytes.Buffer
+	mu     sync.Mutex
+	closed bool
+}
+
+// read reads one reply line; ctx ending kills the generator.
+func (s *execSession) read(ctx context.Context) (loadgen.Reply, error) {
+	type line struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan line, 1)
+	go func() {
+		if s.out.Scan() {
+			ch <- line{b: append([]byte(nil), s.out.Bytes()...)}
+			return
+		}
+		err := s.out.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		ch <- line{err: err}
+	}()
+	select {
+	case <-ctx.Done():
+		s.Close()
+		<-ch
+		return loadgen.Reply{}, ctx.Err()
+	case l := <-ch:
+		if l.err != nil {
+			s.Close()
+			return loadgen.Reply{}, fmt.Errorf("generator exited: %v: %s", l.err, strings.TrimSpace(s.stderr.String()))
+		}
+		var rep loadgen.Reply
+		if err := json.Unmarshal(l.b, &rep); err != nil {
+			return rep, fmt.Errorf("generator reply %q: %w", l.b, err)
+		}
+		return rep, nil
+	}
+}
+
+func (s *execSession) Run(ctx context.Context, w loadgen.Windows) ([]loadgen.Result, error) {
+	b, err := json.Marshal(loadgen.Request{Windows: &w})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.in.Write(append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("generator: sending a request: %w: %s", err, strings.TrimSpace(s.stderr.String()))
+	}
+	rep, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Error != "" {
+		return nil, errors.New(rep.Error)
+	}
+	return rep.Results, nil
+}
+
+// Close ends the generator: end of input, then a kill if it has not
+// exited within 5 s.
+func (s *execSession) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		return <-done
+	}
+}
+
+// Open implements Sessions in this process (no pinning).
+func (InProcess) Open(ctx context.Context, cfg loadgen.Config, cpus string) (Session, error) {
+	return loadgen.Open(ctx, cfg)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -32,13 +33,22 @@ import (
 
 // The window hygiene limits (see rank.MinSaturation and rank.MaxSteal).
 const (
+	MinCoreBusy   = rank.MinCoreBusy
 	MinSaturation = rank.MinSaturation
 	MaxSteal      = rank.MaxSteal
 )
 
-// maxWindowAttempts is how often one window is tried before its replicate
-// is given up.
-const maxWindowAttempts = 3
+// maxStarts is how often a replicate's pair of servers is started before
+// the replicate is given up.
+const maxStarts = 2
+
+// startLead is how far ahead of now a window run's start instant is set:
+// both generators get the request and are waiting when it comes.
+const startLead = 40 * time.Millisecond
+
+// tail is the unmeasured load after a window run's last interval, so the
+// load goes on while its end is read.
+const tail = 40 * time.Millisecond
 
 // PairRel is the run-folder path of one replicate.
 func PairRel(k rank.PairKey, rep int) string {
@@ -114,6 +124,8 @@ func FairAxis(a, b variants.Runtime) bool {
 type pairEnv struct {
 	o        Options
 	gen      Generator
+	sessions Sessions                    // the generators that stay up for a replicate
+	loads    map[rank.Bench]results.Load // the calibrated load of each benchmark
 	byName   map[string]Image
 	rts      map[string]variants.Runtime
 	benches  []rank.Bench
@@ -130,10 +142,14 @@ type side struct {
 	image Image
 }
 
-// runReplicate measures the windows replicate rep still lacks, writing the
-// replicate after every window. It returns an error only for what stops
-// the whole bench (cancellation, a folder that cannot be written); a
-// replicate given up is recorded in rep.Failed.
+// runReplicate measures the benchmarks replicate rep still lacks on one
+// fresh pair of servers, one generator per server staying up for the whole
+// replicate, writing the replicate after every benchmark. A benchmark
+// whose windows fail (a window rejected, a generator or server error) is
+// lost for this replicate, not measured again: the replicate's other
+// benchmarks stand. It returns an error only for what stops the whole
+// bench (cancellation, a folder that cannot be written); a replicate whose
+// servers would not start is recorded in rep.Failed.
 func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 	write := func() error {
 		if err := e.o.Run.WriteJSON(PairRel(rep.PairKey, rep.Rep), rep); err != nil {
@@ -145,91 +161,81 @@ func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 	for _, w := range rep.Windows {
 		have[w.Bench()]++
 	}
-	type todo struct {
-		b     rank.Bench
-		index int
+	lost := map[rank.Bench]bool{}
+	for _, l := range rep.Lost {
+		lost[l.Bench()] = true
 	}
-	var work []todo
+	var work []rank.Bench
 	for _, b := range e.benches {
-		for i := have[b]; i < e.o.Profile.Windows; i++ {
-			work = append(work, todo{b, i})
+		if have[b] < e.o.Profile.Windows && !lost[b] {
+			work = append(work, b)
 		}
 	}
-	if len(work) == 0 {
-		return nil
-	}
-	attempts := 0
+	var p *livePair
+	defer func() {
+		if p != nil {
+			p.close()
+		}
+	}()
+	starts := 0
 	for len(work) > 0 {
-		if attempts >= maxWindowAttempts {
-			last := rep.Rejected[len(rep.Rejected)-1]
-			rep.Failed = fmt.Sprintf("%s window %d failed %d times; last: %s", rank.Bench{Test: last.Test, Pipeline: last.Pipeline}, last.Index, attempts, last.Reason)
-			e.log("  %s #%d: GIVEN UP: %s\n", rep.PairKey, rep.Rep, rep.Failed)
-			e.o.Progress.Failure("bench %s #%d: given up: %s", rep.PairKey, rep.Rep, rep.Failed)
-			return write()
-		}
-		a, b, cleanup, err := e.startPair(ctx, rep)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			attempts++
-			rep.Rejected = append(rep.Rejected, rank.Rejected{Test: work[0].b.Test, Pipeline: work[0].b.Pipeline, Index: work[0].index, Reason: err.Error()})
-			e.log("  %s #%d: %v (attempt %d)\n", rep.PairKey, rep.Rep, err, attempts)
-			if err := write(); err != nil {
-				return err
-			}
-			continue
-		}
-		restart := false
-		lastBench := rank.Bench{}
-		for len(work) > 0 && !restart {
-			w := work[0]
-			if w.b != lastBench {
-				if err := e.prepare(ctx, a, b, w.b); err != nil {
-					if ctx.Err() != nil {
-						cleanup()
-						return ctx.Err()
-					}
-					attempts++
-					rep.Rejected = append(rep.Rejected, rank.Rejected{Test: w.b.Test, Pipeline: w.b.Pipeline, Index: w.index, Reason: err.Error()})
-					e.log("  %s #%d %s: %v (attempt %d)\n", rep.PairKey, rep.Rep, w.b, err, attempts)
-					restart = true
-					break
+		if p == nil {
+			var err error
+			p, err = e.startLive(ctx, rep)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
 				}
-				lastBench = w.b
-			}
-			win, reason, err := e.window(ctx, a, b, rep, w.b, w.index)
-			if err != nil && ctx.Err() != nil {
-				cleanup()
-				return ctx.Err()
-			}
-			if err != nil || reason != "" {
-				if reason == "" {
-					reason = err.Error()
+				if errors.Is(err, ErrNoCgroup) {
+					rep.Failed = err.Error()
+					return write()
 				}
-				attempts++
-				rep.Rejected = append(rep.Rejected, rank.Rejected{Test: w.b.Test, Pipeline: w.b.Pipeline, Index: w.index, Reason: reason})
-				e.log("  %s #%d %s w%d: rejected: %s (attempt %d)\n", rep.PairKey, rep.Rep, w.b, w.index, reason, attempts)
-				if werr := write(); werr != nil {
-					cleanup()
-					return werr
-				}
-				if attempts >= maxWindowAttempts || err != nil {
-					restart = true // fresh containers (a generator or server error)
+				starts++
+				e.log("  %s #%d: %v (start %d)\n", rep.PairKey, rep.Rep, err, starts)
+				if starts >= maxStarts {
+					rep.Failed = fmt.Sprintf("the pair's servers did not start %d times; last: %v", starts, err)
+					e.log("  %s #%d: GIVEN UP: %s\n", rep.PairKey, rep.Rep, rep.Failed)
+					e.o.Progress.Failure("bench %s #%d: given up: %s", rep.PairKey, rep.Rep, rep.Failed)
+					return write()
 				}
 				continue
 			}
-			attempts = 0
-			rep.Windows = append(rep.Windows, win)
-			work = work[1:]
-			if err := write(); err != nil {
-				cleanup()
-				return err
+		}
+		bn := work[0]
+		work = work[1:]
+		n := e.o.Profile.Windows - have[bn]
+		wins, reasons, err := e.measure(ctx, p, bn, e.loadFor(bn), have[bn], n)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		why := ""
+		if err != nil {
+			why = err.Error()
+			p.close() // fresh servers and generators for the next benchmark
+			p = nil
+		}
+		for i, r := range reasons {
+			if r != "" {
+				rep.Rejected = append(rep.Rejected, rank.Rejected{Test: bn.Test, Pipeline: bn.Pipeline, Index: wins[i].Index, Reason: r})
+				if why == "" {
+					why = fmt.Sprintf("window %d rejected: %s", wins[i].Index, r)
+				}
 			}
 		}
-		cleanup()
+		if why != "" {
+			rep.Lost = append(rep.Lost, rank.Lost{Test: bn.Test, Pipeline: bn.Pipeline, Reason: why})
+			e.log("  %s #%d %s: LOST: %s\n", rep.PairKey, rep.Rep, bn, why)
+			e.o.Progress.Failure("bench %s #%d %s: lost: %s", rep.PairKey, rep.Rep, bn, why)
+		} else {
+			rep.Windows = append(rep.Windows, wins...)
+		}
+		if err := write(); err != nil {
+			return err
+		}
 	}
-	e.log("  %s #%d%s: %s\n", rep.PairKey, rep.Rep, map[bool]string{true: " (swapped)", false: ""}[rep.Swapped], summarize(rep))
+	if len(rep.Windows) > 0 {
+		e.log("  %s #%d%s: %s\n", rep.PairKey, rep.Rep, map[bool]string{true: " (swapped)", false: ""}[rep.Swapped], summarize(rep))
+	}
 	return nil
 }
 
@@ -299,6 +305,56 @@ func (e *pairEnv) startPair(ctx context.Context, rep *rank.Replicate) (img, base
 		}
 	}
 	return img, base, cleanup, nil
+}
+
+// livePair is a started pair with the generators that stay up for it,
+// opened per load (clients per server) as the benchmarks ask.
+type livePair struct {
+	e         *pairEnv
+	img, base *side
+	cleanup   func()
+	gens      map[results.Load][2]Session // by load: [image's, base's]
+}
+
+func (e *pairEnv) startLive(ctx context.Context, rep *rank.Replicate) (*livePair, error) {
+	img, base, cleanup, err := e.startPair(ctx, rep)
+	if err != nil {
+		return nil, err
+	}
+	return &livePair{e: e, img: img, base: base, cleanup: cleanup, gens: map[results.Load][2]Session{}}, nil
+}
+
+// sessions returns the pair's two generators at load l, starting them
+// the first time.
+func (p *livePair) sessions(ctx context.Context, l results.Load) ([2]Session, error) {
+	if g, ok := p.gens[l]; ok {
+		return g, nil
+	}
+	var g [2]Session
+	for i, s := range []*side{p.img, p.base} {
+		cfg := genConfig(s.srv, p.e.o.Profile, rank.Bench{}, l.Clients)
+		cfg.Tests, cfg.Threads = nil, l.Threads
+		sess, err := p.e.sessions.Open(ctx, cfg, s.rt.ClientCPUs)
+		if err != nil {
+			if i == 1 {
+				g[0].Close()
+			}
+			return g, fmt.Errorf("starting the generator for %s: %w", s.image.Name, err)
+		}
+		g[i] = sess
+	}
+	p.gens[l] = g
+	return g, nil
+}
+
+func (p *livePair) close() {
+	for _, g := range p.gens {
+		for _, s := range g {
+			s.Close()
+		}
+	}
+	p.gens = nil
+	p.cleanup()
 }
 
 // ErrNoCgroup: the servers' cgroup CPU time cannot be read here, so no
@@ -384,156 +440,235 @@ func genConfig(srv *engine.Server, p variants.Profile, b rank.Bench, clients int
 	return cfg
 }
 
-// prepare empties both servers, prefills the keyspace (so GET reads hits)
-// and runs the warm-up load on both at once.
-func (e *pairEnv) prepare(ctx context.Context, a, b *side, bn rank.Bench) error {
-	half := max(e.o.Profile.Clients/2, 1)
-	for _, s := range []*side{a, b} {
-		if err := flushAndFill(ctx, s.srv, e.genConfig(s, bn, half), readsKeys(bn.Test)); err != nil {
-			return err
+// prepare empties both servers and fills what bn reads.
+func (e *pairEnv) prepare(ctx context.Context, p *livePair, bn rank.Bench, clients int) error {
+	for _, s := range []*side{p.img, p.base} {
+		if err := flushAndPrepare(ctx, s.srv, genConfig(s.srv, e.o.Profile, bn, clients)); err != nil {
+			return fmt.Errorf("preparing %s on %s: %w", bn, s.image.Name, err)
 		}
 	}
-	if e.o.Profile.Warmup <= 0 {
-		return nil
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, s := range []*side{a, b} {
-		cfg := e.genConfig(s, bn, half)
-		cfg.Duration = e.o.Profile.Warmup
-		g.Go(func() error {
-			_, _, err := e.gen.Generate(gctx, cfg, s.rt.ClientCPUs)
-			if err != nil {
-				return fmt.Errorf("warm-up of %s: %w", s.image.Name, err)
-			}
-			return nil
-		})
-	}
-	return g.Wait()
+	return nil
 }
 
-// readsKeys says whether a test reads the keys that Prefill sets (GET,
-// and MIXED's GETs); the others only need an empty server.
-func readsKeys(test string) bool {
-	switch strings.ToUpper(test) {
-	case "GET", "MIXED":
-		return true
-	}
-	return false
-}
-
-// flushAndFill empties a server and, when fill is set, prefills its keyspace.
-func flushAndFill(ctx context.Context, srv *engine.Server, cfg loadgen.Config, fill bool) error {
+// flushAndPrepare empties a server and sets up what cfg's test reads
+// (loadgen.Prepare).
+func flushAndPrepare(ctx context.Context, srv *engine.Server, cfg loadgen.Config) error {
 	rdb := clientOf(srv)
 	defer rdb.Close()
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		return fmt.Errorf("FLUSHALL: %w", err)
 	}
-	if !fill {
-		return nil
-	}
-	if _, err := loadgen.Prefill(ctx, cfg); err != nil {
-		return err
-	}
-	return nil
+	return loadgen.Prepare(ctx, cfg)
 }
 
-// window measures one window: both generators at once, both cgroups read
-// around them. reason says why a measured window is not accepted.
-func (e *pairEnv) window(ctx context.Context, img, base *side, rep *rank.Replicate, b rank.Bench, index int) (w rank.Window, reason string, err error) {
-	half := max(e.o.Profile.Clients/2, 1)
+// loadFor is the calibrated load of bn (the profile's clients, half per
+// server, before a calibration).
+func (e *pairEnv) loadFor(bn rank.Bench) results.Load {
+	if l, ok := e.loads[bn]; ok && l.Clients > 0 {
+		return l
+	}
+	return results.Load{Clients: max(e.o.Profile.Clients/2, 1)}
+}
+
+// measure runs n windows of bn at load l,
+// numbered from first, on p: both servers
+// emptied and prepared, then both generators told one run (the profile's
+// warm-up, then n intervals of the profile's duration back to back) from
+// the same instant; at each interval's bounds both cgroups and the server
+// CPUs' /proc/stat are read, so each window's figures cover exactly its
+// measured interval. reasons[i] says why window i is not accepted ("" =
+// accepted). An error (a generator's or a server's) means no windows.
+func (e *pairEnv) measure(ctx context.Context, p *livePair, bn rank.Bench, l results.Load, first, n int) ([]rank.Window, []string, error) {
+	if err := e.prepare(ctx, p, bn, l.Clients); err != nil {
+		return nil, nil, err
+	}
+	gens, err := p.sessions(ctx, l)
+	if err != nil {
+		return nil, nil, err
+	}
 	dur := e.o.Profile.Duration
 	if dur <= 0 {
 		dur = 2 * time.Second
 	}
-	cpus, err := machine.ParseCPUList(img.rt.ServerCPUs)
+	cpus, err := machine.ParseCPUList(p.img.rt.ServerCPUs)
 	if err != nil {
-		return w, "", err
+		return nil, nil, err
 	}
 	ncpu := max(len(cpus), 1)
 	if len(cpus) == 0 {
-		n, _ := CountCPUs("")
-		ncpu = n
+		ncpu, _ = CountCPUs("")
 	}
-	// Launch order alternates per window, starting with slot A.
-	order := []*side{img, base}
-	if rep.Swapped != (index%2 == 1) {
-		order = []*side{base, img}
-	}
-	st0, err := machine.ReadCPUTimes()
+	idle, err := e.settle(ctx)
 	if err != nil {
-		return w, "", err
+		return nil, nil, err
 	}
-	var c0 [2]uint64
-	for i, s := range []*side{img, base} {
-		if c0[i], err = e.cpu(s.srv.ID); err != nil {
-			return w, "", fmt.Errorf("%w: %v", ErrNoCgroup, err)
-		}
-	}
-	started := time.Now()
-	var res [2]loadgen.Result
+	spec := loadgen.Windows{Test: bn.Test, Pipeline: bn.Pipeline, Start: time.Now().Add(startLead),
+		Warmup: e.o.Profile.Warmup, Duration: dur, Count: n, Tail: tail}
+	var res [2][]loadgen.Result
 	g, gctx := errgroup.WithContext(ctx)
-	for _, s := range order {
-		i := 0
-		if s == base {
-			i = 1
-		}
-		cfg := e.genConfig(s, b, half)
-		cfg.Duration = dur
+	for i, sess := range gens {
 		g.Go(func() error {
-			r, _, err := e.gen.Generate(gctx, cfg, s.rt.ClientCPUs)
+			r, err := sess.Run(gctx, spec)
 			if err != nil {
-				return fmt.Errorf("generator for %s: %w", s.image.Name, err)
+				return fmt.Errorf("generator for %s: %w", []*side{p.img, p.base}[i].image.Name, err)
+			}
+			if len(r) != n {
+				return fmt.Errorf("generator for %s: %d results for %d windows", []*side{p.img, p.base}[i].image.Name, len(r), n)
 			}
 			res[i] = r
 			return nil
 		})
-		time.Sleep(time.Millisecond) // keep the launch order
 	}
-	gerr := g.Wait()
-	wall := time.Since(started)
+	// The readings at each bound, while both loads run.
+	type reading struct {
+		at   time.Time
+		cpu  [2]uint64
+		stat map[int]machine.CPUTimes
+		err  error
+	}
+	bounds := spec.Bounds()
+	reads := make([]reading, len(bounds))
+	for k, at := range bounds {
+		if !sleepCtx(gctx, time.Until(at)) {
+			break
+		}
+		r := &reads[k]
+		r.at = time.Now()
+		for i, s := range []*side{p.img, p.base} {
+			if r.cpu[i], r.err = e.cpu(s.srv.ID); r.err != nil {
+				r.err = fmt.Errorf("server %s: %w", s.image.Name, r.err)
+				break
+			}
+		}
+		if r.err == nil {
+			r.stat, r.err = e.o.Stat()
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
 	if err := ctx.Err(); err != nil {
-		return w, "", err // an interrupted window is not a window
+		return nil, nil, err
 	}
-	var c1 [2]uint64
-	for i, s := range []*side{img, base} {
-		if c1[i], err = e.cpu(s.srv.ID); err != nil {
-			return w, "", fmt.Errorf("server %s: %w", s.image.Name, err)
+	for _, r := range reads {
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		if r.at.IsZero() {
+			return nil, nil, errors.New("a window's bound was not read")
 		}
 	}
-	st1, err := machine.ReadCPUTimes()
-	if err != nil {
-		return w, "", err
-	}
-	if gerr != nil {
-		return w, "", gerr
-	}
-	w = rank.Window{Test: b.Test, Pipeline: b.Pipeline, Index: index, Started: started.UTC(), Wall: wall,
-		Steal: machine.StealShare(st0, st1, cpus)}
-	mk := func(i int) rank.SideStats {
-		s := rank.SideStats{Requests: res[i].Requests, Errors: res[i].Errors, Misses: res[i].Misses,
-			OpsPerSec: res[i].OpsPerSec, Elapsed: res[i].Elapsed}
-		if c1[i] > c0[i] {
-			s.CPUNanos = c1[i] - c0[i]
-		}
-		s.CPUShare = float64(s.CPUNanos) / float64(wall.Nanoseconds()) / float64(ncpu)
-		return s
-	}
-	w.Image, w.Base = mk(0), mk(1)
 	minSat := e.o.MinSaturation
 	if minSat == 0 {
 		minSat = MinSaturation
 	}
+	wins := make([]rank.Window, n)
+	reasons := make([]string, n)
+	for k := 0; k < n; k++ {
+		r0, r1 := reads[k], reads[k+1]
+		wall := r1.at.Sub(r0.at)
+		use := machine.Use(r0.stat, r1.stat, cpus)
+		w := rank.Window{Test: bn.Test, Pipeline: bn.Pipeline, Index: first + k, Started: r0.at.UTC(), Wall: wall,
+			Steal: use.Steal, CoreBusy: use.Busy, SoftIRQ: use.SoftIRQ, Load: l, Before: idle}
+		mk := func(i int) rank.SideStats {
+			x := res[i][k]
+			st := rank.SideStats{Requests: x.Requests, Errors: x.Errors, Misses: x.Misses, OpsPerSec: x.OpsPerSec, Elapsed: x.Elapsed, ClientCPU: x.ClientCPU}
+			if r1.cpu[i] > r0.cpu[i] {
+				st.CPUNanos = r1.cpu[i] - r0.cpu[i]
+			}
+			st.CPUShare = float64(st.CPUNanos) / float64(wall.Nanoseconds()) / float64(ncpu)
+			return st
+		}
+		w.Image, w.Base = mk(0), mk(1)
+		reasons[k] = judge(w, minSat)
+		if reasons[k] == "" {
+			w.LogRatio = math.Log(w.Base.NsPerOp() / w.Image.NsPerOp())
+		}
+		wins[k] = w
+	}
+	return wins, reasons, nil
+}
+
+// settle waits, before a benchmark's windows, until the machine is quiet:
+// a 100 ms stretch with every CPU at most maxBusyBefore busy (nothing of
+// the bench runs then; what does is the Docker Engine finishing the
+// containers it just started or removed, seen here taking a fresh pair's
+// first windows down to 80% busy). It gives up after settleFor and goes
+// on; the machine's busy share in the last stretch is recorded with the
+// windows either way. Options.Settle sets the wait.
+func (e *pairEnv) settle(ctx context.Context) (float64, error) {
+	wait := e.o.Settle
+	if wait == 0 {
+		wait = settleFor
+	}
+	if wait < 0 {
+		return 0, nil
+	}
+	deadline := time.Now().Add(wait)
+	prev, err := e.o.Stat()
+	if err != nil {
+		return 0, err
+	}
+	for {
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return 0, ctx.Err()
+		}
+		cur, err := e.o.Stat()
+		if err != nil {
+			return 0, err
+		}
+		busy := 0.0
+		for c := range cur {
+			if c >= 0 {
+				busy = max(busy, machine.Use(prev, cur, []int{c}).Busy)
+			}
+		}
+		if busy <= maxBusyBefore || time.Now().After(deadline) {
+			return busy, nil
+		}
+		prev = cur
+	}
+}
+
+// The quiet a benchmark's windows wait for (settle).
+const (
+	maxBusyBefore = 0.10
+	settleFor     = 3 * time.Second
+)
+
+// judge says why a measured window is not accepted ("" = accepted): a
+// side with no requests or with error replies, server CPUs not kept busy
+// (their own account, /proc/stat), servers that got too little of them
+// (their cgroups: something else ran there), or too much steal.
+func judge(w rank.Window, minSat float64) string {
 	switch {
 	case w.Image.Requests == 0 || w.Base.Requests == 0:
-		return w, fmt.Sprintf("a generator finished no request (%d and %d)", w.Image.Requests, w.Base.Requests), nil
+		return fmt.Sprintf("a generator finished no request (%d and %d)", w.Image.Requests, w.Base.Requests)
 	case w.Image.Errors > 0 || w.Base.Errors > 0:
-		return w, fmt.Sprintf("error replies (%d and %d)", w.Image.Errors, w.Base.Errors), nil
+		return fmt.Sprintf("error replies (%d and %d)", w.Image.Errors, w.Base.Errors)
+	case w.CoreBusy < MinCoreBusy:
+		return fmt.Sprintf("not saturated: the server CPUs were busy %.0f%% of the time (need %.0f%%; the servers' cgroups %.0f%% + %.0f%%, softirq %.0f%%)",
+			100*w.CoreBusy, 100*MinCoreBusy, 100*w.Image.CPUShare, 100*w.Base.CPUShare, 100*w.SoftIRQ)
 	case w.Image.CPUShare+w.Base.CPUShare < minSat:
-		return w, fmt.Sprintf("not saturated: the two servers used %.0f%% + %.0f%% of the server CPUs (need %.0f%% together)",
-			100*w.Image.CPUShare, 100*w.Base.CPUShare, 100*minSat), nil
+		return fmt.Sprintf("the servers used %.0f%% + %.0f%% of the busy server CPUs (need %.0f%% together; softirq %.0f%%): something else ran there",
+			100*w.Image.CPUShare, 100*w.Base.CPUShare, 100*minSat, 100*w.SoftIRQ)
 	case w.Steal > MaxSteal:
-		return w, fmt.Sprintf("%.0f%% of the server CPUs' time was stolen by the hypervisor (limit %.0f%%)", 100*w.Steal, 100*MaxSteal), nil
+		return fmt.Sprintf("%.0f%% of the server CPUs' time was stolen by the hypervisor (limit %.0f%%)", 100*w.Steal, 100*MaxSteal)
 	}
-	w.LogRatio = math.Log(w.Base.NsPerOp() / w.Image.NsPerOp())
-	return w, "", nil
+	return ""
+}
+
+// sleepCtx sleeps d (nothing when d <= 0); false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -310,13 +310,40 @@ func (s *stats) sample(msg string) {
 	}
 }
 
-// phase times, ns on the test's clock.
+// phase times, ns on the test's clock. The measured time [start, end) is
+// n intervals of d ns each (one in request mode, where end is MaxInt64);
+// the load goes on, unmeasured, until stop.
 type window struct {
 	start int64 // measurement starts (after warmup)
 	end   int64 // measurement ends (duration mode); MaxInt64 in request mode
+	stop  int64 // load stops (>= end)
+	n     int   // measured intervals
+	d     int64 // one interval's length (duration mode)
 }
 
 func (w window) in(t int64) bool { return t >= w.start && t < w.end }
+
+// index is the measured interval t falls in, or -1 outside them.
+func (w window) index(t int64) int {
+	if !w.in(t) {
+		return -1
+	}
+	if w.n <= 1 {
+		return 0
+	}
+	return min(int((t-w.start)/w.d), w.n-1)
+}
+
+// tally is one worker's statistics, one per measured interval.
+type tally []*stats
+
+func newTally(n int) tally {
+	t := make(tally, max(n, 1))
+	for i := range t {
+		t[i] = newStats()
+	}
+	return t
+}
 
 type test struct {
 	cfg     *Config
@@ -331,59 +358,112 @@ type test struct {
 }
 
 func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
-	t := &test{cfg: cfg, def: d, cmds: d.commands(cfg)}
-	t.setW, t.getW, _ = parseRatio(cfg.Ratio)
-	res := Result{Test: d.name, Title: d.title, Clients: cfg.Clients, Pipeline: cfg.Pipeline, Rate: cfg.Rate}
-
+	t := newTest(cfg, d)
 	conns, err := dialAll(ctx, cfg)
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.nc.Close()
-			}
-		}
-	}()
+	defer closeAll(conns)
 	if err != nil {
-		return res, err
-	}
-
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = time.Now().UnixNano()
+		return t.empty(), err
 	}
 	t.clk = clock{base: time.Now()}
-	t.win = window{start: int64(cfg.Warmup), end: math.MaxInt64}
+	t.win = window{start: int64(cfg.Warmup), end: math.MaxInt64, stop: math.MaxInt64, n: 1}
 	if cfg.Requests > 0 {
 		t.total = cfg.Requests
 	} else {
 		t.win.end = t.win.start + int64(cfg.Duration)
+		t.win.stop, t.win.d = t.win.end, int64(cfg.Duration)
+	}
+	res, err := t.run(ctx, conns)
+	if err != nil {
+		return t.empty(), err
+	}
+	return res[0], nil
+}
+
+func newTest(cfg *Config, d *testDef) *test {
+	t := &test{cfg: cfg, def: d, cmds: d.commands(cfg)}
+	t.setW, t.getW, _ = parseRatio(cfg.Ratio)
+	return t
+}
+
+// empty is a result with the test's identity and no figures.
+func (t *test) empty() Result {
+	return Result{Test: t.def.name, Title: t.def.title, Clients: t.cfg.Clients, Pipeline: t.cfg.Pipeline, Rate: t.cfg.Rate}
+}
+
+func closeAll(conns []*conn) {
+	for _, c := range conns {
+		if c != nil {
+			c.nc.Close()
+		}
+	}
+}
+
+// run drives conns from the test clock's zero (waiting for it when it
+// lies ahead) until t.win.stop, or until t.total requests are measured,
+// and returns one Result per measured interval. The connections stay open
+// and, on success, have no reply outstanding: a Session runs its next
+// windows on them.
+func (t *test) run(ctx context.Context, conns []*conn) ([]Result, error) {
+	cfg := t.cfg
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	for _, c := range conns {
+		// A session's connections come from its last test: their batch
+		// buffers hold that test's commands, and they are not idle.
+		c.wbuf = c.wbuf[:0]
+		c.idle.Store(false)
+	}
+	if !sleepUntil(ctx, t.clk, 0) {
+		return nil, ctx.Err()
+	}
+	// The workers' context: ended by the caller, or by a worker's error
+	// (failed), which also makes the watchdog close the connections. A
+	// normal end closes neither.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed := make(chan struct{})
+	var failOnce sync.Once
+	g := new(errgroup.Group)
+	work := func(f func() error) {
+		g.Go(func() error {
+			err := f()
+			if err != nil {
+				failOnce.Do(func() { close(failed); cancel() })
+			}
+			return err
+		})
 	}
 
-	gctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	g, gctx := errgroup.WithContext(gctx)
-
-	// CPU time over the measured window.
-	var cpu0, cpu1 time.Duration
+	// CPU time over each measured interval.
+	n := max(t.win.n, 1)
+	cpus := make([]time.Duration, n+1)
 	cpuDone := make(chan struct{})
 	go func() {
 		defer close(cpuDone)
-		if !sleepUntil(gctx, t.clk, t.win.start) {
-			return
-		}
-		cpu0 = processCPU()
-		if t.total == 0 && sleepUntil(gctx, t.clk, t.win.end) {
-			cpu1 = processCPU()
+		for i := 0; i <= n; i++ {
+			if t.total > 0 && i == n {
+				return // request mode: read when the last request is done
+			}
+			if !sleepUntil(wctx, t.clk, t.win.start+int64(i)*t.win.d) {
+				return
+			}
+			cpus[i] = processCPU()
 		}
 	}()
 
 	stopWatch := make(chan struct{})
+	watchDone := make(chan struct{})
 	var watchErr atomic.Value
-	go t.watchdog(gctx, conns, stopWatch, &watchErr)
+	go func() {
+		defer close(watchDone)
+		t.watchdog(ctx, failed, conns, stopWatch, &watchErr)
+	}()
 
-	all := make([]*stats, 0, len(conns))
+	all := make([]tally, 0, len(conns))
 	var mu sync.Mutex
-	collect := func(s *stats) {
+	collect := func(s tally) {
 		mu.Lock()
 		all = append(all, s)
 		mu.Unlock()
@@ -393,7 +473,7 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 	case cfg.Rate > 0:
 		perConn := cfg.Rate / float64(len(conns))
 		for i, c := range conns {
-			s := newStats()
+			s := newTally(n)
 			collect(s)
 			kg := t.newKeyGen(rng.Int63())
 			phase := float64(i) / float64(len(conns)) / perConn
@@ -404,7 +484,7 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 					quota++
 				}
 			}
-			g.Go(func() error { return t.openLoop(gctx, c, s, kg, perConn, phase, quota) })
+			work(func() error { return t.openLoop(wctx, c, s, kg, perConn, phase, quota) })
 		}
 	case cfg.Threads > 0 && cfg.Threads < len(conns):
 		for w := 0; w < cfg.Threads; w++ {
@@ -412,27 +492,28 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 			for i := w; i < len(conns); i += cfg.Threads {
 				mine = append(mine, conns[i])
 			}
-			s := newStats()
+			s := newTally(n)
 			collect(s)
 			kgs := make([]*keyGen, len(mine))
 			for i := range kgs {
 				kgs[i] = t.newKeyGen(rng.Int63())
 			}
-			g.Go(func() error { return t.lockStep(gctx, mine, s, kgs) })
+			work(func() error { return t.lockStep(wctx, mine, s, kgs) })
 		}
 	default:
 		for _, c := range conns {
-			s := newStats()
+			s := newTally(n)
 			collect(s)
 			kg := t.newKeyGen(rng.Int63())
-			g.Go(func() error { return t.closedLoop(gctx, c, s, kg) })
+			work(func() error { return t.closedLoop(wctx, c, s, kg) })
 		}
 	}
-	err = g.Wait()
+	err := g.Wait()
 	endNs := t.clk.now()
 	close(stopWatch)
+	<-watchDone
 	if t.total > 0 {
-		cpu1 = processCPU()
+		cpus[n] = processCPU()
 	}
 	cancel()
 	<-cpuDone
@@ -441,15 +522,29 @@ func runTest(ctx context.Context, cfg *Config, d *testDef) (Result, error) {
 			err = werr
 		}
 		if ctx.Err() != nil {
-			return res, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return res, err
+		return nil, err
 	}
-
-	if err := t.summarize(&res, all, endNs, cpu1-cpu0); err != nil {
-		return res, err
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
-	return res, nil
+	out := make([]Result, n)
+	for i := range out {
+		out[i] = t.empty()
+		per := make([]*stats, len(all))
+		for j, s := range all {
+			per[j] = s[i]
+		}
+		var cpu time.Duration
+		if cpus[i+1] > cpus[i] {
+			cpu = cpus[i+1] - cpus[i]
+		}
+		if err := t.summarize(&out[i], per, endNs, cpu); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // dialAll opens the test's connections, 16 dials at a time, within the
@@ -503,7 +598,7 @@ func (t *test) summarize(res *Result, all []*stats, endNs int64, cpu time.Durati
 		}
 		res.Elapsed = time.Duration(last - t.win.start)
 	} else {
-		res.Elapsed = t.cfg.Duration
+		res.Elapsed = time.Duration(t.win.d)
 	}
 	if res.Elapsed > 0 {
 		res.OpsPerSec = float64(res.Requests) / res.Elapsed.Seconds()
@@ -581,9 +676,9 @@ func dial(ctx context.Context, cfg *Config, id int) (*conn, error) {
 	return c, nil
 }
 
-// watchdog closes every connection when ctx ends and fails a connection
+// watchdog closes every connection when ctx ends or a worker failed, and fails a connection
 // that waits longer than Timeout for a reply.
-func (t *test) watchdog(ctx context.Context, conns []*conn, stop chan struct{}, errOut *atomic.Value) {
+func (t *test) watchdog(ctx context.Context, failed <-chan struct{}, conns []*conn, stop chan struct{}, errOut *atomic.Value) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	last := make([]uint64, len(conns))
@@ -596,10 +691,11 @@ func (t *test) watchdog(ctx context.Context, conns []*conn, stop chan struct{}, 
 		select {
 		case <-stop:
 			return
+		case <-failed:
+			closeAll(conns)
+			return
 		case <-ctx.Done():
-			for _, c := range conns {
-				c.nc.Close()
-			}
+			closeAll(conns)
 			return
 		case now = <-tick.C:
 		}
@@ -738,7 +834,7 @@ func (t *test) batch(c *conn, k *keyGen, n int, kinds []uint8) []byte {
 // each at the read that brought it in (at0 for those already buffered),
 // and records those that fall in the measured window. The closed loop and
 // the lock-step loop read their batches through it.
-func (t *test) replies(c *conn, s *stats, rep *resp.Reply, kinds []uint8, n int, sent, at0 int64, measuring bool) error {
+func (t *test) replies(c *conn, s tally, rep *resp.Reply, kinds []uint8, n int, sent, at0 int64, measuring bool) error {
 	reads, at := c.cc.reads, at0
 	for i := 0; i < n; i++ {
 		if err := c.rd.Next(rep); err != nil {
@@ -747,10 +843,11 @@ func (t *test) replies(c *conn, s *stats, rep *resp.Reply, kinds []uint8, n int,
 		if c.cc.reads != reads {
 			reads, at = c.cc.reads, t.clk.now()
 		}
-		if !t.win.in(at) || (t.total > 0 && !measuring) {
+		ix := t.win.index(at)
+		if ix < 0 || (t.total > 0 && !measuring) {
 			continue
 		}
-		t.record(s, rep, t.checkOf(kinds[i]), sent, at)
+		t.record(s[ix], rep, t.checkOf(kinds[i]), sent, at)
 	}
 	return nil
 }
@@ -865,7 +962,7 @@ func (t *test) claim(p int) int {
 
 // closedLoop drives one connection: send a batch of Pipeline commands,
 // read every reply, repeat.
-func (t *test) closedLoop(ctx context.Context, c *conn, s *stats, k *keyGen) error {
+func (t *test) closedLoop(ctx context.Context, c *conn, s tally, k *keyGen) error {
 	defer c.idle.Store(true)
 	p := t.cfg.Pipeline
 	kinds := make([]uint8, p)
@@ -873,7 +970,7 @@ func (t *test) closedLoop(ctx context.Context, c *conn, s *stats, k *keyGen) err
 	measuring := false
 	for {
 		now := t.clk.now()
-		if now >= t.win.end || ctx.Err() != nil {
+		if now >= t.win.stop || ctx.Err() != nil {
 			return nil
 		}
 		n := p
@@ -900,7 +997,7 @@ func (t *test) closedLoop(ctx context.Context, c *conn, s *stats, k *keyGen) err
 
 // lockStep drives several connections from one goroutine: write every
 // connection's batch, then read every connection's replies.
-func (t *test) lockStep(ctx context.Context, conns []*conn, s *stats, kgs []*keyGen) error {
+func (t *test) lockStep(ctx context.Context, conns []*conn, s tally, kgs []*keyGen) error {
 	defer func() {
 		for _, c := range conns {
 			c.idle.Store(true)
@@ -917,7 +1014,7 @@ func (t *test) lockStep(ctx context.Context, conns []*conn, s *stats, kgs []*key
 	measuring := false
 	for {
 		now := t.clk.now()
-		if now >= t.win.end || ctx.Err() != nil {
+		if now >= t.win.stop || ctx.Err() != nil {
 			return nil
 		}
 		if !measuring && now >= t.win.start {
@@ -954,7 +1051,7 @@ func (t *test) lockStep(ctx context.Context, conns []*conn, s *stats, kgs []*key
 
 // openLoop sends at a fixed rate on one connection, independent of
 // replies, and measures each reply's latency from its intended send time.
-func (t *test) openLoop(ctx context.Context, c *conn, s *stats, k *keyGen, rate, phase float64, quota int64) error {
+func (t *test) openLoop(ctx context.Context, c *conn, s tally, k *keyGen, rate, phase float64, quota int64) error {
 	interval := float64(time.Second) / rate
 	start := int64(phase * float64(time.Second))
 	queue := make(chan int64, 1<<14) // intended send times, in order
@@ -971,7 +1068,7 @@ func (t *test) openLoop(ctx context.Context, c *conn, s *stats, k *keyGen, rate,
 				return nil
 			}
 			next := start + int64(float64(i)*interval)
-			if next >= t.win.end || ctx.Err() != nil {
+			if next >= t.win.stop || ctx.Err() != nil {
 				return nil
 			}
 			if !sleepUntil(ctx, t.clk, next) {
@@ -981,11 +1078,11 @@ func (t *test) openLoop(ctx context.Context, c *conn, s *stats, k *keyGen, rate,
 			buf = buf[:0]
 			due = due[:0]
 			// Send everything that is due now in one write.
-			for ; next <= now && next < t.win.end && (quota == 0 || measured < quota) && len(due) < 256; i++ {
+			for ; next <= now && next < t.win.stop && (quota == 0 || measured < quota) && len(due) < 256; i++ {
 				b := t.batch(c, k, 1, one[:])
 				buf = append(buf, b...)
 				due = append(due, next)
-				if next >= t.win.start {
+				if t.win.in(next) {
 					measured++
 				}
 				if len(t.cmds) > 1 {
@@ -1007,8 +1104,8 @@ func (t *test) openLoop(ctx context.Context, c *conn, s *stats, k *keyGen, rate,
 			if _, err := c.nc.Write(buf); err != nil {
 				return c.fail("writing", err)
 			}
-			if at := t.clk.now(); t.win.in(at) {
-				s.sent += int64(len(due))
+			if ix := t.win.index(t.clk.now()); ix >= 0 {
+				s[ix].sent += int64(len(due))
 			}
 		}
 	})
@@ -1037,10 +1134,11 @@ func (t *test) openLoop(ctx context.Context, c *conn, s *stats, k *keyGen, rate,
 			if len(t.cmds) > 1 {
 				kind = <-kinds
 			}
-			if !t.win.in(intended) {
+			ix := t.win.index(intended)
+			if ix < 0 {
 				continue
 			}
-			t.record(s, &rep, t.checkOf(kind), intended, at)
+			t.record(s[ix], &rep, t.checkOf(kind), intended, at)
 		}
 	})
 	err := g.Wait()

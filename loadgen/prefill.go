@@ -46,3 +46,31 @@ func Prefill(ctx context.Context, cfg Config) (int, error) {
 	}
 	return n, nil
 }
+
+// Prepare sets up what cfg's one test reads, unmeasured: the keyspace for
+// the tests that read keys (GET, MIXED's GETs: Prefill), the list an
+// LRANGE test reads. Other tests need nothing.
+func Prepare(ctx context.Context, cfg Config) error {
+	if len(cfg.Tests) != 1 {
+		return fmt.Errorf("loadgen: preparing %q: want one test", cfg.Tests)
+	}
+	defs, err := resolveTests(cfg.Tests)
+	if err != nil {
+		return fmt.Errorf("loadgen: %w", err)
+	}
+	switch d := defs[len(defs)-1]; {
+	case d.name == "GET" || d.name == "MIXED":
+		_, err := Prefill(ctx, cfg)
+		return err
+	case d.lrange > 0:
+		if err := cfg.setDefaults(); err != nil {
+			return fmt.Errorf("loadgen: %w", err)
+		}
+		ctl := cfg.control()
+		defer ctl.Close()
+		if err := fillList(ctx, ctl, &cfg, d.lrange); err != nil {
+			return fmt.Errorf("loadgen: preparing %s on %s: %w", d.name, cfg.target(), err)
+		}
+	}
+	return nil
+}

@@ -261,3 +261,34 @@ func MemAvailable() (int64, error) {
 	}
 	return 0, errors.New("/proc/meminfo has no MemAvailable")
 }
+
+// CoreUse is what the listed CPUs did between two readings of /proc/stat.
+type CoreUse struct {
+	Busy    float64 `json:"busy"`    // share of the ticks not stolen that were not idle (user, system, irq, softirq)
+	SoftIRQ float64 `json:"softirq"` // share of the ticks not stolen spent in softirq (the kernel's network work, charged to no cgroup)
+	Steal   float64 `json:"steal"`   // share of all ticks stolen by the hypervisor
+	Ticks   uint64  `json:"ticks"`   // ticks counted (USER_HZ, usually 100 a second per CPU)
+}
+
+// Use is what cpus (nil = the whole machine) did from before to after.
+func Use(before, after map[int]CPUTimes, cpus []int) CoreUse {
+	if len(cpus) == 0 {
+		cpus = []int{-1}
+	}
+	var d CPUTimes
+	for _, c := range cpus {
+		x := after[c].Sub(before[c])
+		d = CPUTimes{d.User + x.User, d.Nice + x.Nice, d.System + x.System, d.Idle + x.Idle, d.IOWait + x.IOWait,
+			d.IRQ + x.IRQ, d.SoftIRQ + x.SoftIRQ, d.Steal + x.Steal}
+	}
+	u := CoreUse{Ticks: d.Total()}
+	if u.Ticks == 0 {
+		return u
+	}
+	u.Steal = float64(d.Steal) / float64(u.Ticks)
+	if own := u.Ticks - d.Steal; own > 0 {
+		u.Busy = float64(d.Busy()) / float64(own)
+		u.SoftIRQ = float64(d.SoftIRQ) / float64(own)
+	}
+	return u
+}

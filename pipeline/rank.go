@@ -63,6 +63,9 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	}
 	fmt.Fprintf(out, "wrote %s, %s, %s, %s, %s\n", run.Path(results.RankingFile), run.Path(report.MarkdownFile),
 		run.Path(report.CSVFile), run.Path(report.JSONFile), run.Path(report.HTMLFile))
+	if !r.Answer.Given {
+		return fmt.Errorf("%w: %s", bench.ErrNoAnswer, strings.Join(r.Answer.Why, "; "))
+	}
 	return nil
 }
 
@@ -83,6 +86,7 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 			if p.Trials > 0 {
 				th.MinTrials = p.Trials
 			}
+			th.Resolution = p.Resolution
 		}
 	}
 	if perr != nil {

@@ -47,6 +47,15 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 	r.Axes = d.axisEffects(boot)
 	r.Warnings = append(r.Warnings, d.powerWarnings(r.Comparisons)...)
 	r.Method, r.Trustworthy, r.Replicates = MethodStandalone, true, len(reps)
+	for _, rep := range reps {
+		if len(rep.Windows) > 0 {
+			r.Measured++
+		}
+	}
+	r.Answer = Answer{Given: len(r.Standings) > 0}
+	if !r.Answer.Given {
+		r.Answer.Why = []string{"nothing was ranked"}
+	}
 	r.Pairs, r.Controls = []PairResult{}, []Control{}
 	r.Resolution = Resolution{Median: nan, Max: nan}
 	r.SplitHalfMaxZ = nan
@@ -84,8 +93,10 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 		}
 	}
 	if failed > 0 {
-		r.Warnings = append(r.Warnings, Warning{Kind: WarnPairFailures, Subject: "", Message: fmt.Sprintf("%d replicate(s) were given up after repeated failures; their images are ranked on the replicates that finished", failed)})
+		r.Warnings = append(r.Warnings, Warning{Kind: WarnPairFailures, Subject: "", Message: fmt.Sprintf("%d replicate(s) were given up (their servers would not start); their images are ranked on the replicates that finished", failed)})
 	}
+	r.Warnings = append(r.Warnings, biasWarnings(reps)...)
+	r.Answer = answer(&r, &pa, reps, th)
 	// Runtimes ranked by pairs replace their standalone standings.
 	refs := d.refs
 	for _, rep := range reps {

@@ -23,7 +23,13 @@ func Headline(r rank.Ranking) string {
 	if r.Method != rank.MethodPairs {
 		b.WriteString("**Standalone trials only** (no co-scheduled pairs): on a shared machine their spread is 10-30%, so read every verdict below as provisional.\n\n")
 	}
-	if !r.Trustworthy {
+	if !r.Answer.Given {
+		fmt.Fprintf(&b, "**No answer.** %s.", upperFirst(strings.Join(r.Answer.Why, "; ")))
+		if len(r.Answer.Change) > 0 {
+			fmt.Fprintf(&b, " To get one: %s.", strings.Join(r.Answer.Change, "; "))
+		}
+		b.WriteString(" What the data show is below, none of it a verdict to act on.\n\n")
+	} else if !r.Trustworthy {
 		b.WriteString("**This run is not to be trusted**: its A/A control (the primary reference against itself) came out significant, so two identical servers differed.\n\n")
 	}
 	controls := map[string]rank.Control{}
@@ -37,8 +43,13 @@ func Headline(r rank.Ranking) string {
 		var sent []string
 		best := st.Entries[0]
 		first := fmt.Sprintf("Under `%s`, ship **`%s`**", st.Runtime, best.Image)
-		if best.Image == st.Primary {
+		switch {
+		case !r.Answer.Given:
+			first = fmt.Sprintf("Under `%s`, the best estimate is `%s`", st.Runtime, best.Image)
+		case best.Image == st.Primary:
 			first = fmt.Sprintf("Under `%s`, nothing beats the primary reference **`%s`**", st.Runtime, best.Image)
+		case !separated(best, st.Primary):
+			first = fmt.Sprintf("Under `%s`, no image is separated from the primary reference `%s`; the best estimate is `%s`", st.Runtime, st.Primary, best.Image)
 		}
 		var vs []string
 		for _, s := range best.Versus {
@@ -76,6 +87,23 @@ func Headline(r rank.Ranking) string {
 		b.WriteString(line + ".\n")
 	}
 	return b.String()
+}
+
+// separated says whether e was found faster than the primary reference.
+func separated(e rank.Entry, primary string) bool {
+	for _, s := range e.Versus {
+		if s.Reference == primary {
+			return s.Verdict == rank.Faster
+		}
+	}
+	return false
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // tieGroups names the images that share a rank, a group each:

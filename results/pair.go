@@ -63,11 +63,12 @@ func (k PairKey) String() string {
 type SideStats struct {
 	Requests  int64         `json:"requests"`
 	Errors    int64         `json:"errors"`
-	Misses    int64         `json:"misses"`      // nil replies (GET of a missing key): 0 once keys are prefilled
-	CPUNanos  uint64        `json:"cpu_nanos"`   // the server container's cgroup CPU time over the window
-	CPUShare  float64       `json:"cpu_share"`   // CPUNanos / wall / server CPUs
-	OpsPerSec float64       `json:"ops_per_sec"` // the generator's figure (co-scheduled: not an absolute figure)
-	Elapsed   time.Duration `json:"elapsed"`     // the generator's measured time
+	Misses    int64         `json:"misses"`               // nil replies (GET of a missing key): 0 once keys are prefilled
+	CPUNanos  uint64        `json:"cpu_nanos"`            // the server container's cgroup CPU time over the window
+	CPUShare  float64       `json:"cpu_share"`            // CPUNanos / the measured interval / server CPUs
+	OpsPerSec float64       `json:"ops_per_sec"`          // the generator's figure (co-scheduled: not an absolute figure)
+	Elapsed   time.Duration `json:"elapsed"`              // the generator's measured time
+	ClientCPU time.Duration `json:"client_cpu,omitempty"` // the generator's own CPU time over the window
 }
 
 // NsPerOp is the server's CPU time per operation.
@@ -93,19 +94,58 @@ type Window struct {
 	// same work with less CPU, i.e. is faster.
 	LogRatio float64 `json:"log_ratio"`
 	Steal    float64 `json:"steal"` // share of the server CPUs' time stolen by the hypervisor (/proc/stat)
+	// CoreBusy and SoftIRQ are the server CPUs' own account of the window
+	// (/proc/stat): the share of their unstolen time that was not idle, and
+	// the share spent in softirq, the kernel's network work, which no
+	// container's cgroup is charged with. Saturation is judged on CoreBusy;
+	// the two cgroup shares (Image.CPUShare + Base.CPUShare) say how much of
+	// it the servers themselves used.
+	CoreBusy float64 `json:"core_busy"`
+	SoftIRQ  float64 `json:"softirq"`
+	Load     Load    `json:"load"` // the calibrated load it ran at
+	// Before is the busiest CPU's busy share in the 100 ms before the
+	// benchmark's load began, with nothing of the bench running: the
+	// machine's quiet, waited for (up to 3 s) before every benchmark.
+	Before float64 `json:"busy_before"`
+}
+
+// Load is how hard a pair's generators drive each server: connections per
+// server, and the goroutines driving them (0 = one per connection; N =
+// N goroutines in lock step, which costs the client CPU less).
+type Load struct {
+	Clients int `json:"clients"`
+	Threads int `json:"threads,omitempty"`
+}
+
+func (l Load) String() string {
+	if l.Threads > 0 {
+		return fmt.Sprintf("%d connections per server on %d goroutines", l.Clients, l.Threads)
+	}
+	return fmt.Sprintf("%d connections per server", l.Clients)
 }
 
 // Bench returns the window's benchmark.
 func (w Window) Bench() Bench { return Bench{w.Test, max(w.Pipeline, 1)} }
 
-// Rejected is a window that was measured but not accepted, with why; it
-// was measured again.
+// Rejected is a window that was measured but not accepted, with why. It
+// is not measured again (retrying until a window passes would select
+// windows by their figures): its test is lost for the replicate (Lost).
 type Rejected struct {
 	Test     string `json:"test"`
 	Pipeline int    `json:"pipeline"`
 	Index    int    `json:"index"`
 	Reason   string `json:"reason"`
 }
+
+// Lost is a benchmark a replicate lost, and why.
+type Lost struct {
+	Test     string `json:"test"`
+	Pipeline int    `json:"pipeline"`
+	Reason   string `json:"reason"`
+}
+
+// Bench returns the lost benchmark.
+func (l Lost) Bench() Bench { return Bench{l.Test, max(l.Pipeline, 1)} }
 
 // Replicate is one fresh pair of containers and the windows measured on
 // it. The bench stage writes it to pairs/... after every window.
@@ -122,8 +162,12 @@ type Replicate struct {
 	Swapped  bool       `json:"swapped"`
 	Windows  []Window   `json:"windows"`
 	Rejected []Rejected `json:"rejected,omitempty"`
-	Failed   string     `json:"failed,omitempty"` // set when the replicate was given up
-	CPUModel string     `json:"cpu_model,omitempty"`
+	// Lost are the benchmarks this replicate has no windows of, each with
+	// why (a rejected window, a generator or server error): a failed test
+	// loses that test, the replicate's other tests stand.
+	Lost     []Lost `json:"lost,omitempty"`
+	Failed   string `json:"failed,omitempty"` // set when the replicate was given up whole (its servers would not start)
+	CPUModel string `json:"cpu_model,omitempty"`
 }
 
 // LoadReplicates reads every co-scheduled replicate of a run folder
@@ -138,3 +182,36 @@ func LoadReplicates(r *Run) ([]Replicate, []Skipped, error) {
 		return nil
 	}, func(rep *Replicate) int { return rep.Seq })
 }
+
+// Calibration is what the bench found before its design ran: per
+// benchmark, the load (connections per server) at which an A/A pair of the
+// primary reference kept the server CPUs busy, with the windows each load
+// tried gave. The bench writes it once and a resumed bench reuses it.
+type Calibration struct {
+	Image    string             `json:"image"`     // the image calibrated on (the primary reference)
+	ImageRef string             `json:"image_ref"` // its Docker reference, as measured
+	Runtime  string             `json:"runtime"`
+	CPUModel string             `json:"cpu_model,omitempty"`
+	Duration time.Duration      `json:"duration"` // one window
+	Benches  []BenchCalibration `json:"benches"`
+	Elapsed  time.Duration      `json:"elapsed"`
+}
+
+// BenchCalibration is one benchmark's calibration.
+type BenchCalibration struct {
+	Bench
+	Load  Load    `json:"load"` // the load chosen (zero: none kept the server CPU busy)
+	Tried []Level `json:"tried"`
+}
+
+// Level is one load tried: its windows and whether each was accepted.
+type Level struct {
+	Load
+	Windows   []Window `json:"windows"`
+	Rejected  []string `json:"rejected,omitempty"` // why, per window not accepted
+	ClientCPU float64  `json:"client_cpu"`         // the two generators' CPU over the client CPUs (1 = the client CPUs were full)
+	Error     string   `json:"error,omitempty"`
+}
+
+// Saturated says whether every window of the level was accepted.
+func (l Level) Saturated() bool { return l.Error == "" && len(l.Rejected) == 0 && len(l.Windows) > 0 }

@@ -69,6 +69,10 @@ type Thresholds struct {
 	Seed           uint64  `json:"seed"`             // bootstrap seed; the same trials always give the same ranking
 	Primary        string  `json:"primary"`          // reference the ranks are computed against, listed first ("" = first reference by name)
 	Axes           []Axis  `json:"axes"`             // runtime axes (DefaultAxes)
+	// Resolution is the profile's stated precision: the answer is given
+	// only when the primary family's median half-width is within it (0 =
+	// no bound).
+	Resolution float64 `json:"resolution,omitempty"`
 	// Contrasts are pairs of images compared with each other directly (a
 	// PGO build and the same flags without it), through the primary
 	// reference both were co-scheduled with.
@@ -238,11 +242,16 @@ type Ranking struct {
 	// estimates over the primary family and the controls.
 	SplitHalfMaxZ Num `json:"split_half_max_z"`
 	// Trustworthy is false when an A/A control is significant.
-	Trustworthy bool     `json:"trustworthy"`
-	Replicates  int      `json:"replicates"` // replicates given
-	Trials      int      `json:"trials"`     // standalone trials given
-	Excluded    int      `json:"excluded"`   // trials left out (no valid ops/s)
-	CPUModels   []string `json:"cpu_models,omitempty"`
+	Trustworthy bool `json:"trustworthy"`
+	// Answer says whether the run answers its question, and if not, why
+	// and what to change. The report opens with it.
+	Answer     Answer `json:"answer"`
+	Replicates int    `json:"replicates"` // replicates given
+	// Measured is how many of them have windows: the rest were lost whole.
+	Measured  int      `json:"measured_replicates"`
+	Trials    int      `json:"trials"`   // standalone trials given
+	Excluded  int      `json:"excluded"` // trials left out (no valid ops/s)
+	CPUModels []string `json:"cpu_models,omitempty"`
 	// Memory is the memory workload's ranking (nil: the run had none).
 	Memory *MemoryRanking `json:"memory,omitempty"`
 }
@@ -394,6 +403,15 @@ type PairResult struct {
 	// summed: ≈ 1 per server CPU when both were saturated.
 	Saturation float64 `json:"saturation"`
 	Steal      float64 `json:"steal"` // median steal share over the windows
+}
+
+// Answer is whether a ranking answers the question it was run for: the
+// primary family estimated to the profile's resolution, on an A/A control
+// with replicates enough to judge, with few measurements lost.
+type Answer struct {
+	Given  bool     `json:"given"`
+	Why    []string `json:"why,omitempty"`    // why there is no answer
+	Change []string `json:"change,omitempty"` // what to change to get one
 }
 
 // Resolution is the precision the run achieved on the primary family.

@@ -17,15 +17,16 @@ import (
 // The run folder's files, one name each. Per-entry records are at
 // BuildRel(name) and VerificationRel(name); trials under TrialsDir.
 const (
-	PlanFile      = "plan.json"       // the variants file's plan, as the run was built
-	MachineFile   = "machine.json"    // machine.Info of the machine measured on
-	BenchPlanFile = "bench-plan.json" // the drawn design: seed, profile, units in order
-	BenchFile     = "bench.json"      // bench's summary
-	RankingFile   = "ranking.json"    // rank.Ranking
-	PublishedFile = "published.json"  // what publish pushed
-	TrialsDir     = "trials"
-	PairsDir      = "pairs"
-	MemoryDir     = "memory" // one file per memory-workload server: MemoryRel
+	PlanFile        = "plan.json"        // the variants file's plan, as the run was built
+	MachineFile     = "machine.json"     // machine.Info of the machine measured on
+	BenchPlanFile   = "bench-plan.json"  // the drawn design: seed, profile, units in order
+	BenchFile       = "bench.json"       // bench's summary
+	CalibrationFile = "calibration.json" // the load the bench found saturates a pair, per benchmark (Calibration)
+	RankingFile     = "ranking.json"     // rank.Ranking
+	PublishedFile   = "published.json"   // what publish pushed
+	TrialsDir       = "trials"
+	PairsDir        = "pairs"
+	MemoryDir       = "memory" // one file per memory-workload server: MemoryRel
 )
 
 // Run is one run's results folder, e.g. runs/20261129-223300.

@@ -211,7 +211,7 @@ var (
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus"}
-	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory"}
+	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "resolution"}
 	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
 	recipes         = []string{RecipeOfficial, RecipeOfficialAlpine}
@@ -959,6 +959,7 @@ func DefaultProfiles() map[string]Profile {
 		AxisReplicates: 4,
 		Runtimes:       RuntimesFirst,
 		Budget:         25 * 60e9,
+		Resolution:     0.015,
 		// The short form: 32 MiB of four value sizes, 3 servers each.
 		Memory: &MemoryProfile{Target: 32 << 20, Sizes: "64:40,1K:30,4K:20,16K:10", Overwrite: 0.5, Delete: 0.3, Defrag: 3e9, Replicates: 3},
 	}
@@ -972,6 +973,7 @@ func DefaultProfiles() map[string]Profile {
 	full.AxisReplicates = 8
 	full.Runtimes = RuntimesFirst
 	full.Budget = 3 * 3600e9
+	full.Resolution = 0.005
 	full.Memory = &MemoryProfile{Target: 512 << 20, Sizes: "uniform:64-16K", Overwrite: 0.5, Delete: 0.3, Defrag: 30e9, Replicates: 6}
 	return map[string]Profile{"quick": quick, "full": full}
 }
@@ -1092,6 +1094,21 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 				}
 			case "memory":
 				pr.Memory = c.memoryProfile(f.v, fp, pr.Memory)
+			case "resolution":
+				s, ok := c.str(f.v, fp)
+				if !ok {
+					continue
+				}
+				num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+				v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+				if pct {
+					v /= 100
+				}
+				if err != nil || !(v > 0 && v < 1) {
+					c.errf(deref(f.v), fp, "%q: want the widest interval half-width the answer may have, as a percentage (1.5%%) or a fraction (0.015), above 0 and below 100%%", s)
+					continue
+				}
+				pr.Resolution = v
 			}
 		}
 		if pr.Replicates%2 != 0 {

@@ -185,6 +185,11 @@ type Profile struct {
 	// co-scheduling distorts. They do not decide the ranking.
 	Trials int           `json:"trials"`
 	Budget time.Duration `json:"budget"` // safety stop: no new measurement starts after this long (the run is then incomplete, and says so)
+	// Resolution is the precision the answer must reach: the widest
+	// half-width (median over the images, as a share: 0.015 = ±1.5%) the
+	// primary family's intervals may have. A run that does not reach it
+	// gives no answer.
+	Resolution float64 `json:"resolution,omitempty"`
 
 	// Memory is the memory workload (nil: none): what each allocator does
 	// with the same dataset, measured on fresh servers.

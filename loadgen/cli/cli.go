@@ -32,6 +32,7 @@ func NewCommand() *cobra.Command {
 		listTests bool
 		memTarget string
 		mem       loadgen.Memory
+		serve     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "loadgen",
@@ -67,6 +68,9 @@ request's intended send time (corrected for coordinated omission).`,
 			cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
 			if memTarget != "" {
 				return runMemory(cmd, cfg, memTarget, mem, jsonOut)
+			}
+			if serve {
+				return loadgen.Serve(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
 			}
 			t, err := loadgen.ParseTests(tests)
 			if err != nil {
@@ -132,6 +136,7 @@ request's intended send time (corrected for coordinated omission).`,
 	f.BoolVar(&csvOut, "csv", false, "CSV output (redis-benchmark's columns plus p99.9)")
 	f.BoolVar(&jsonOut, "json", false, "JSON output with every figure and the encoded HdrHistograms")
 	f.BoolVar(&listTests, "list-tests", false, "print the supported test names and exit")
+	f.BoolVar(&serve, "serve", false, "stay up: open the connections, then run the windows asked for on standard input (JSON lines, see loadgen.Request), answering each on standard output")
 	f.StringVar(&memTarget, "memory", "", "run the memory workload instead of tests: fill to this dataset size (64MiB, 1GiB), overwrite, delete, defragment")
 	f.StringVar(&mem.Sizes, "sizes", "64:40,1K:30,4K:20,16K:10", "memory workload: value-size mix, uniform:MIN-MAX or SIZE:WEIGHT,...")
 	f.Float64Var(&mem.Overwrite, "overwrite", 0.5, "memory workload: share of the keys overwritten with other sizes")

@@ -259,6 +259,15 @@ func (r *Reader) next(rep *Reply, depth int) error {
 		}
 		var sub Reply
 		for i := int64(0); i < elems; i++ {
+			// The elements already buffered that are bulk strings (an
+			// LRANGE reply's) are skipped in one pass over the buffer.
+			k, err := r.skipBufferedBulks(elems - i)
+			if err != nil {
+				return err
+			}
+			if i += k; i == elems {
+				break
+			}
 			if err := r.next(&sub, depth+1); err != nil {
 				if err == io.EOF {
 					err = io.ErrUnexpectedEOF
@@ -276,6 +285,42 @@ func (r *Reader) next(rep *Reply, depth int) error {
 		return nil
 	}
 	return protoErr("unknown reply type %q", byte(kind))
+}
+
+// skipBufferedBulks skips up to max consecutive bulk strings of non-negative
+// length that lie whole in the buffer, without a read call, and returns
+// how many it skipped. It stops at anything else (a nil bulk string,
+// another type, a string not wholly buffered), which Next then reads.
+func (r *Reader) skipBufferedBulks(max int64) (int64, error) {
+	b, _ := r.br.Peek(r.br.Buffered())
+	off, k := 0, int64(0)
+	for k < max {
+		c := b[off:]
+		if len(c) < 4 || c[0] != '$' {
+			break
+		}
+		i, n := 1, 0
+		for i < len(c) && i <= 10 && c[i] >= '0' && c[i] <= '9' {
+			n = n*10 + int(c[i]-'0')
+			i++
+		}
+		if i == 1 || i > 10 || i+1 >= len(c) || c[i] != '\r' || c[i+1] != '\n' || n > MaxBulk {
+			break // the slow path reads it, and says what is wrong with it
+		}
+		end := i + 2 + n + 2
+		if end > len(c) {
+			break
+		}
+		if c[end-2] != '\r' || c[end-1] != '\n' {
+			return k, protoErr("bulk string not terminated by CRLF")
+		}
+		off += end
+		k++
+	}
+	if off > 0 {
+		r.br.Discard(off)
+	}
+	return k, nil
 }
 
 func (r *Reader) skipBulk(n int) error {

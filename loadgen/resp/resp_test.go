@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestAppendCommand(t *testing.T) {
@@ -184,11 +185,21 @@ func FuzzReader(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte("*3\r\n$3\r\nabc\r\n$0\r\n\r\n$-1\r\n"))
+	f.Add([]byte("*2\r\n$3\r\nabcX\n$1\r\na\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data), 0)
-		var rep Reply
+		// The same bytes a byte at a time: nothing is ever buffered ahead,
+		// so arrays go through the element-by-element path; both must read
+		// the same replies and fail alike.
+		slow := NewReader(iotest.OneByteReader(bytes.NewReader(data)), 0)
+		var rep, srep Reply
 		for i := 0; i < 1000; i++ {
 			err := r.Next(&rep)
+			serr := slow.Next(&srep)
+			if (err == nil) != (serr == nil) || err == nil && (rep.Kind != srep.Kind || rep.N != srep.N) {
+				t.Fatalf("step %d: buffered reader %q %d (%v), byte-at-a-time %q %d (%v)", i, rep.Kind, rep.N, err, srep.Kind, srep.N, serr)
+			}
 			if err != nil {
 				if err != io.EOF && err != io.ErrUnexpectedEOF && !errors.Is(err, ErrProtocol) {
 					t.Fatalf("unexpected error type %T: %v", err, err)

@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/results"
+)
+
+// The bench checks its own preconditions first. Co-scheduled pairs rank
+// images only where the two servers keep the server CPUs busy: then each
+// server's CPU time per operation is its own cost, and the vCPU's waves
+// hit both alike. Whether a load does that depends on the machine (how
+// costly its network path is, how fast its client CPU), so before the
+// design runs an A/A pair of the primary reference is loaded at rising
+// loads, per benchmark, until two windows in a row are accepted; the pairs
+// then run at that load. If no load does it, no pair could be measured:
+// the bench says so within its first minute and stops.
+
+// ErrNoAnswer: the bench cannot measure what the ranking needs here.
+var ErrNoAnswer = errors.New("no answer")
+
+// calibrationWindows is how many windows one load is tried with.
+const calibrationWindows = 2
+
+// lockStepThreads is how many goroutines drive a generator's connections
+// in lock step on the ladder's upper rungs: on one client CPU that costs
+// the generator about half the CPU per request of a goroutine per
+// connection (GET P16 here: 41-46% of the client CPU against 67-73%).
+const lockStepThreads = 3
+
+// loads is the ladder of loads a calibration tries, lightest first: the
+// profile's connections (half its clients per server), the same on
+// goroutines in lock step, then two and four times the connections.
+func loads(profileClients int) []results.Load {
+	c := max(profileClients/2, 1)
+	t := min(lockStepThreads, c)
+	return []results.Load{{Clients: c}, {Clients: c, Threads: t}, {Clients: 2 * c, Threads: t}, {Clients: 4 * c, Threads: t}}
+}
+
+// calibrate finds the load of every benchmark, or reuses the calibration
+// an earlier bench of the run recorded for the same image, runtime, CPU
+// and window.
+func (s *session) calibrate(ctx context.Context) error {
+	if len(s.slots) == 0 {
+		return nil
+	}
+	rt := s.o.Runtimes[0]
+	prim := s.byName[s.primary]
+	var old results.Calibration
+	if err := s.o.Run.ReadJSON(results.CalibrationFile, &old); err == nil && s.reusable(old, prim, rt.Name) {
+		s.apply(old)
+		fmt.Fprintf(s.log, "calibration: reused (%s)\n", describeLoads(old))
+		return nil
+	}
+	start := time.Now()
+	cal := results.Calibration{Image: prim.Name, ImageRef: prim.Ref, Runtime: rt.Name, CPUModel: s.cpuModel, Duration: s.o.Profile.Duration}
+	rep := &rank.Replicate{PairKey: rank.PairKey{Image: prim.Name, Runtime: rt.Name, Base: prim.Name, BaseRuntime: rt.Name}, Rep: -1}
+	var p *livePair
+	defer func() {
+		if p != nil {
+			p.close()
+		}
+	}()
+	var failed []string
+	for _, bn := range s.benches {
+		bc := results.BenchCalibration{Bench: bn}
+		for _, ld := range loads(s.o.Profile.Clients) {
+			if p == nil {
+				var err error
+				if p, err = s.env.startLive(ctx, rep); err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					return fmt.Errorf("bench: calibrating on %s: %w", prim.Name, err)
+				}
+			}
+			lvl := results.Level{Load: ld}
+			wins, reasons, err := s.env.measure(ctx, p, bn, ld, 0, calibrationWindows)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				lvl.Error = err.Error()
+				p.close()
+				p = nil
+			}
+			lvl.Windows = wins
+			for _, r := range reasons {
+				if r != "" {
+					lvl.Rejected = append(lvl.Rejected, r)
+				}
+			}
+			lvl.ClientCPU = clientCPU(wins, rt.ClientCPUs)
+			bc.Tried = append(bc.Tried, lvl)
+			fmt.Fprintf(s.log, "calibration %s: %s\n", bn, describeLevel(lvl))
+			if lvl.Saturated() {
+				bc.Load = ld
+				break
+			}
+		}
+		cal.Benches = append(cal.Benches, bc)
+		if bc.Load.Clients == 0 {
+			failed = append(failed, fmt.Sprintf("%s (%s)", bn, whyUnsaturated(bc)))
+		}
+	}
+	cal.Elapsed = time.Since(start)
+	if err := s.o.Run.WriteJSON(results.CalibrationFile, cal); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if len(failed) > 0 {
+		msg := fmt.Sprintf("no load tried kept the server CPU busy with two servers of %s under %s, so no pair can be measured on this machine: %s (calibration.json has every window)",
+			prim.Name, rt.Name, strings.Join(failed, "; "))
+		s.sum.Warnings = append(s.sum.Warnings, "no answer: "+msg)
+		return fmt.Errorf("%w: %s", ErrNoAnswer, msg)
+	}
+	s.apply(cal)
+	line := fmt.Sprintf("bench: calibrated in %s: %s", cal.Elapsed.Round(100*time.Millisecond), describeLoads(cal))
+	fmt.Fprintln(s.log, line)
+	s.o.Progress.Println("%s", line)
+	return nil
+}
+
+// reusable says whether an earlier calibration holds for this bench.
+func (s *session) reusable(c results.Calibration, prim Image, rt string) bool {
+	if c.Image != prim.Name || c.ImageRef != prim.Ref || c.Runtime != rt || c.CPUModel != s.cpuModel || c.Duration != s.o.Profile.Duration {
+		return false
+	}
+	got := map[rank.Bench]bool{}
+	for _, b := range c.Benches {
+		if b.Load.Clients > 0 {
+			got[b.Bench] = true
+		}
+	}
+	for _, b := range s.benches {
+		if !got[b] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *session) apply(c results.Calibration) {
+	s.env.loads = map[rank.Bench]results.Load{}
+	for _, b := range c.Benches {
+		s.env.loads[b.Bench] = b.Load
+	}
+}
+
+// clientCPU is the two generators' CPU time over the client CPUs' time,
+// the highest of the level's windows.
+func clientCPU(ws []rank.Window, clientCPUs string) float64 {
+	n, err := CountCPUs(clientCPUs)
+	if err != nil || n == 0 {
+		n = 1
+	}
+	hi := 0.0
+	for _, w := range ws {
+		if w.Wall <= 0 {
+			continue
+		}
+		hi = max(hi, float64(w.Image.ClientCPU+w.Base.ClientCPU)/float64(w.Wall)/float64(n))
+	}
+	return hi
+}
+
+func describeLevel(l results.Level) string {
+	if l.Error != "" {
+		return fmt.Sprintf("%s: %s", l.Load, l.Error)
+	}
+	var ws []string
+	for _, w := range l.Windows {
+		ws = append(ws, fmt.Sprintf("busy %.1f%% (cgroups %.1f%% + %.1f%%, softirq %.1f%%)", 100*w.CoreBusy, 100*w.Image.CPUShare, 100*w.Base.CPUShare, 100*w.SoftIRQ))
+	}
+	verdict := "saturated"
+	if !l.Saturated() {
+		verdict = "not accepted: " + strings.Join(l.Rejected, "; ")
+	}
+	return fmt.Sprintf("%s: %s; generators %.0f%% of the client CPUs: %s", l.Load, strings.Join(ws, ", "), 100*l.ClientCPU, verdict)
+}
+
+func describeLoads(c results.Calibration) string {
+	var parts []string
+	for _, b := range c.Benches {
+		parts = append(parts, fmt.Sprintf("%s at %s", b.Bench, b.Load))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// whyUnsaturated says what the last load tried showed.
+func whyUnsaturated(bc results.BenchCalibration) string {
+	if len(bc.Tried) == 0 {
+		return "nothing tried"
+	}
+	l := bc.Tried[len(bc.Tried)-1]
+	if l.Error != "" {
+		return fmt.Sprintf("at %s: %s", l.Load, l.Error)
+	}
+	busy := 1.0
+	for _, w := range l.Windows {
+		busy = min(busy, w.CoreBusy)
+	}
+	hint := "the client CPUs had time to spare, so something holds the servers back (a CPU quota on them, the path to them)"
+	if l.ClientCPU >= 0.9 {
+		hint = "the client CPUs were full: the generators cannot drive the servers harder here (more client_cpus, or a deeper pipeline)"
+	}
+	return fmt.Sprintf("at up to %s the server CPU was busy %.0f%% (need %.0f%%) with the generators at %.0f%% of the client CPUs: %s",
+		l.Load, 100*busy, 100*MinCoreBusy, 100*l.ClientCPU, hint)
+}

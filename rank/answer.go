@@ -1,0 +1,153 @@
+package rank
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/redis-variants/redis-variants/results"
+)
+
+// Answer is whether a ranking answers its question (results.Answer).
+type Answer = results.Answer
+
+// MinControlReplicates is the fewest replicates, with every benchmark
+// measured, the A/A control needs before its spread can be judged.
+const MinControlReplicates = 4
+
+// MaxLostShare is the largest share of the planned benchmark measurements
+// (replicates × benchmarks) that may be lost before the run gives no
+// answer.
+const MaxLostShare = 0.10
+
+// WarnBiasRisk: a pair lost measurements more often than the A/A control
+// did; losses that depend on the image can bias its estimate.
+const WarnBiasRisk = "bias-risk"
+
+// losses counts, per pair, the benchmark measurements its replicates
+// planned and lost (a benchmark lost from a replicate, or every
+// benchmark a given-up replicate did not finish).
+type losses struct {
+	planned, lost int
+}
+
+func countLosses(reps []Replicate) (map[PairKey]losses, int) {
+	benches := map[Bench]bool{}
+	for _, r := range reps {
+		for _, w := range r.Windows {
+			benches[w.Bench()] = true
+		}
+		for _, l := range r.Lost {
+			benches[l.Bench()] = true
+		}
+	}
+	nb := len(benches)
+	out := map[PairKey]losses{}
+	for _, r := range reps {
+		l := out[r.PairKey]
+		l.planned += nb
+		if r.Failed != "" {
+			have := map[Bench]bool{}
+			for _, w := range r.Windows {
+				have[w.Bench()] = true
+			}
+			l.lost += nb - len(have)
+		} else {
+			l.lost += len(r.Lost)
+		}
+		out[r.PairKey] = l
+	}
+	return out, nb
+}
+
+// biasWarnings names the image pairs that lost measurements at a higher
+// rate than their runtime's A/A control.
+func biasWarnings(reps []Replicate) []Warning {
+	by, _ := countLosses(reps)
+	ctrl := map[string]losses{}
+	for k, l := range by {
+		if k.Kind() == KindControl {
+			ctrl[k.Runtime] = l
+		}
+	}
+	var keys []PairKey
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return pairKeyLess(keys[i], keys[j]) })
+	var out []Warning
+	for _, k := range keys {
+		l := by[k]
+		if k.Kind() != KindImage || l.lost < 2 || l.planned == 0 {
+			continue
+		}
+		c := ctrl[k.Runtime]
+		rate := float64(l.lost) / float64(l.planned)
+		crate := 0.0
+		if c.planned > 0 {
+			crate = float64(c.lost) / float64(c.planned)
+		}
+		if rate > 2*crate {
+			out = append(out, Warning{Kind: WarnBiasRisk, Subject: k.String(), Message: fmt.Sprintf("%s lost %d of its %d benchmark measurements, the A/A control %d of %d: losses that depend on the image can bias its estimate (bench.json lost_tests says why)",
+				k.Image, l.lost, l.planned, c.lost, c.planned)})
+		}
+	}
+	return out
+}
+
+// answer decides whether a co-scheduled ranking answers its question.
+func answer(r *Ranking, pa *pairAnalysis, reps []Replicate, th Thresholds) Answer {
+	var a Answer
+	why := func(w, change string) {
+		a.Why = append(a.Why, w)
+		if change != "" {
+			a.Change = append(a.Change, change)
+		}
+	}
+	if !r.Trustworthy {
+		why("the A/A control (the primary reference against itself) came out significant: two identical servers differed",
+			"find what else ran on the machine during the bench (logs/bench.log, the windows' core_busy and steal) and run the bench again")
+	}
+	prim := 0
+	for _, p := range pa.results {
+		if p.Family == FamilyPrimary {
+			prim++
+		}
+	}
+	if prim == 0 {
+		why("no image was compared with the primary reference", "benchmark at least one image besides the primary reference")
+	}
+	for _, c := range pa.controls {
+		if c.Replicates < MinControlReplicates {
+			why(fmt.Sprintf("the A/A control under %s has %d replicate(s) with every benchmark measured (need %d)", c.Runtime, c.Replicates, MinControlReplicates),
+				"see why its replicates were lost (bench.json lost_tests and failed_replicates, calibration.json)")
+		}
+	}
+	if len(pa.controls) == 0 && prim > 0 {
+		why("the run has no A/A control, so its spread cannot be judged", "benchmark the primary reference against itself (the bench does when it plans the pairs)")
+	}
+	by, nb := countLosses(reps)
+	planned, lost := 0, 0
+	for _, l := range by {
+		planned += l.planned
+		lost += l.lost
+	}
+	if planned > 0 && float64(lost) > MaxLostShare*float64(planned) {
+		why(fmt.Sprintf("%d of the %d planned benchmark measurements (%d benchmarks in each of %d replicates) were lost", lost, planned, nb, len(reps)),
+			"see why in bench.json (lost_tests, failed_replicates); losses of more than 10% leave the estimates to the replicates that happened to work")
+	}
+	if th.Resolution > 0 && prim > 0 {
+		m := float64(r.Resolution.Median)
+		switch {
+		case math.IsNaN(m):
+			why(fmt.Sprintf("the primary family has no interval (too few replicates), so its precision cannot reach the profile's ±%.2f%%", 100*th.Resolution),
+				"more replicates (replicates: in the profile)")
+		case m > th.Resolution:
+			need := math.Ceil(float64(r.Replicates) * (m / th.Resolution) * (m / th.Resolution))
+			why(fmt.Sprintf("the primary family's intervals are ±%.2f%% wide (median over %d images), wider than the profile's stated ±%.2f%%", 100*m, r.Resolution.N, 100*th.Resolution),
+				fmt.Sprintf("about %.0f replicates in all instead of %d (the width falls as one over the square root of the replicates), or a profile with a wider resolution", need, r.Replicates))
+		}
+	}
+	a.Given = len(a.Why) == 0
+	return a
+}

@@ -1,0 +1,72 @@
+package rank
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestAnswer: a campaign that meets its preconditions answers; one whose
+// A/A control lost its replicates, whose intervals are wider than the
+// profile's resolution, or that lost more than a tenth of its benchmark
+// measurements gives no answer, saying why; an image that lost more than
+// the control is a bias risk.
+func TestAnswer(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	d := quickDesign(t)
+	truth := map[string]float64{"stock": 1, "fast": 1.05, "same": 1}
+	names := []string{"fast", "same"}
+	th := DefaultThresholds()
+	th.Resolution = 0.015
+	ok := Rank(nil, campaign(r, measuredNoise(), d, truth, names), th)
+	if !ok.Answer.Given || len(ok.Answer.Why) != 0 {
+		t.Fatalf("a clean campaign: answer %+v (resolution %v)", ok.Answer, ok.Resolution)
+	}
+
+	reason := func(reps []Replicate, th Thresholds, want string) Ranking {
+		t.Helper()
+		rk := Rank(nil, reps, th)
+		if rk.Answer.Given || !strings.Contains(strings.Join(rk.Answer.Why, "; "), want) || len(rk.Answer.Change) == 0 {
+			t.Errorf("want no answer because %q, got %+v", want, rk.Answer)
+		}
+		return rk
+	}
+	// The A/A control with 2 replicates left: the others given up.
+	reps := campaign(r, measuredNoise(), d, truth, names)
+	kept := 0
+	for i := range reps {
+		if reps[i].Kind() == KindControl {
+			if kept >= 2 {
+				reps[i].Windows, reps[i].Failed = nil, "the pair's servers did not start 2 times"
+			}
+			kept++
+		}
+	}
+	reason(reps, th, "A/A control under host has 2 replicate(s)")
+
+	// Intervals wider than a resolution of ±0.1%.
+	tight := th
+	tight.Resolution = 0.001
+	reason(campaign(r, measuredNoise(), d, truth, names), tight, "wider than the profile's stated ±0.10%")
+
+	// "fast" loses GET in every replicate, the control nothing: more than
+	// a tenth lost, and fast is a bias risk.
+	reps = campaign(r, measuredNoise(), d, truth, names)
+	for i := range reps {
+		if reps[i].Image != "fast" {
+			continue
+		}
+		var ws []Window
+		for _, w := range reps[i].Windows {
+			if w.Test != "GET" {
+				ws = append(ws, w)
+			}
+		}
+		reps[i].Windows = ws
+		reps[i].Lost = []Lost{{Test: "GET", Pipeline: d.pipeline, Reason: "window 0 rejected"}}
+	}
+	rk := reason(reps, th, "of the 126 planned benchmark measurements")
+	if !hasWarning(rk, WarnBiasRisk, "fast vs stock under host") || hasWarning(rk, WarnBiasRisk, "same vs stock under host") {
+		t.Errorf("bias-risk warnings: %+v", rk.Warnings)
+	}
+}
