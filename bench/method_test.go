@@ -93,7 +93,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 		},
 		Runtimes: []variants.Runtime{{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"}},
 		Profile: variants.Profile{Name: "method", Tests: []string{"SET", "GET"}, Clients: 50, Pipelines: []int{32},
-			DataSize: 3, Keyspace: 1000, Duration: 500 * time.Millisecond, Warmup: 200 * time.Millisecond,
+			DataSize: 3, Keyspace: 1000, Duration: 500 * time.Millisecond, Warmup: time.Second,
 			Replicates: 4, Windows: 2, Runtimes: variants.RuntimesFirst, Trials: 1},
 		Primary:   "o2-a",
 		Budget:    -1,

@@ -77,14 +77,15 @@ profiles:
     pipelines: [16]
     data_size: 3
     keyspace: 1000
-    duration: 300ms
-    warmup: 100ms
+    duration: 1s
+    warmup: 1s        # after 100-300 ms, first windows fell to 75-88% busy here
     replicates: 4
     windows: 2
     axis_replicates: 2
     runtimes: first
     trials: 1
     budget: 5m
+    resolution: 10%   # 4 replicates of 300 ms windows: the round trip is under test, not the precision
 `
 
 // TestPublishedImagesRoundTrip is the multi-machine path on real parts:
@@ -147,7 +148,7 @@ func TestPublishedImagesRoundTrip(t *testing.T) {
 	dirB := filepath.Join(root, "b", "20261201-110000")
 	c := Config{File: file, Runs: filepath.Join(root, "b"), RunDir: dirB, State: filepath.Join(root, "state"),
 		Registry: localRegistry, BuildKit: solve.Address(), Out: &out, Err: &errw}
-	if err := BenchImages(ctx, c, BenchOptions{Profile: "tiny", Seed: 1, Generator: bench.InProcess{}}, ImagesOptions{Images: []string{localRegistry + "/" + repoName}}); err != nil {
+	if err := BenchImages(ctx, c, BenchOptions{Profile: "tiny", Seed: 1, Generator: bench.ExecGenerator{Binary: toolBinary(t)}}, ImagesOptions{Images: []string{localRegistry + "/" + repoName}}); err != nil {
 		t.Fatalf("bench --images: %v\n%s", err, errw.String())
 	}
 	runB := &results.Run{Dir: dirB}
