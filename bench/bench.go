@@ -116,6 +116,7 @@ type Summary struct {
 	ResumedWindows    int           `json:"resumed_windows"`
 	FailedReplicates  []string      `json:"failed_replicates,omitempty"`
 	LostTests         []string      `json:"lost_tests,omitempty"` // benchmarks lost from a replicate, with why
+	StandIns          int           `json:"stand_ins,omitempty"`  // replicates on disk that stand in for a short one
 	Resumed           int           `json:"resumed"`              // trials found from an earlier run
 	Done              int           `json:"done"`                 // trials finished by this run
 	Total             int           `json:"total"`                // trials on disk now
@@ -306,6 +307,9 @@ type session struct {
 	env      *pairEnv
 
 	trials     []rank.Trial
+	planned    map[rank.PairKey]int // planned replicates per pair
+	standIns   map[rank.PairKey]int // stand-ins scheduled per pair
+	ctr        *progress.Counter
 	doneTrial  map[string]bool
 	repByRel   map[string]*rank.Replicate
 	seq        int
@@ -426,7 +430,9 @@ func (s *session) design(all []Image) error {
 		return err
 	}
 	s.slots = slots
+	s.planned, s.standIns = map[rank.PairKey]int{}, map[rank.PairKey]int{}
 	for i := range slots {
+		s.planned[slots[i].key]++
 		s.units = append(s.units, unit{pair: &slots[i]})
 	}
 	cells := standaloneCells(o, images, s.benches, s.primary)
@@ -536,6 +542,7 @@ func (s *session) measure(ctx context.Context) error {
 		done += s.done(u)
 	}
 	ctr := s.o.Progress.Count("windows", done, total)
+	s.ctr = ctr
 	for n := 0; n < len(s.units); n++ {
 		u := s.units[n]
 		before := s.done(u) // a failed trial, measured again at the end, counts when it is done
@@ -572,21 +579,60 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 		s.seq++
 		s.repByRel[rel] = rep
 	}
-	if rep.Failed != "" {
-		return nil
+	if sl.replaces != nil {
+		rep.Replaces = sl.replaces
 	}
-	before := len(rep.Windows)
-	if err := s.env.runReplicate(ctx, rep); err != nil {
-		return err
+	if rep.Failed == "" {
+		before := len(rep.Windows)
+		if err := s.env.runReplicate(ctx, rep); err != nil {
+			return err
+		}
+		s.sum.DoneWindows += len(rep.Windows) - before
+		if len(rep.Windows) > before {
+			s.sum.DoneReplicates++
+		}
+		if strings.Contains(rep.Failed, ErrNoCgroup.Error()) {
+			return fmt.Errorf("bench: co-scheduled pairs need each server's CPU time from its cgroup: %s (run with a profile of replicates: 0 for standalone trials only)", rep.Failed)
+		}
 	}
-	s.sum.DoneWindows += len(rep.Windows) - before
-	if len(rep.Windows) > before {
-		s.sum.DoneReplicates++
-	}
-	if strings.Contains(rep.Failed, ErrNoCgroup.Error()) {
-		return fmt.Errorf("bench: co-scheduled pairs need each server's CPU time from its cgroup: %s (run with a profile of replicates: 0 for standalone trials only)", rep.Failed)
-	}
+	s.standIn(sl, rep)
 	return nil
+}
+
+// standIn schedules, at the end, a stand-in for rep when it is short (a
+// benchmark lost, or given up) and its pair has stand-ins left
+// (maxStandIns): a fresh replicate numbered after the planned ones, its
+// sides as rep's, so that the pair's swaps stay balanced. Units are
+// visited in their drawn order and a stand-in's number is its order among
+// the pair's, so a resumed bench schedules the same stand-ins under the
+// same numbers.
+func (s *session) standIn(sl *pairSlot, rep *rank.Replicate) {
+	if rep.Failed == "" && len(rep.Lost) == 0 {
+		return
+	}
+	k := sl.key
+	if s.standIns[k] >= maxStandIns(s.planned[k]) {
+		return
+	}
+	was := rep.Rep
+	ns := &pairSlot{key: k, rep: s.planned[k] + s.standIns[k], swapped: rep.Swapped, imageRef: sl.imageRef, replaces: &was}
+	s.standIns[k]++
+	u := unit{pair: ns}
+	s.units = append(s.units, u)
+	s.ctr.Grow(s.size(u))
+	s.logf("  %s #%d: short (%s): stand-in #%d scheduled at the end\n", k, rep.Rep, shortWhy(rep), ns.rep)
+}
+
+// shortWhy says in a few words why a replicate is short.
+func shortWhy(rep *rank.Replicate) string {
+	if rep.Failed != "" {
+		return "given up"
+	}
+	var b []string
+	for _, l := range rep.Lost {
+		b = append(b, l.Bench().String())
+	}
+	return "lost " + strings.Join(b, ", ")
 }
 
 // trial measures one standalone trial, unless it is done or its cell was
@@ -636,6 +682,9 @@ func (s *session) finish(err error) (Summary, error) {
 		sum.Replicates = len(all)
 		for _, r := range all {
 			sum.Windows += len(r.Windows)
+			if r.Replaces != nil {
+				sum.StandIns++
+			}
 			if r.Failed != "" {
 				sum.FailedReplicates = append(sum.FailedReplicates, fmt.Sprintf("%s #%d: %s", r.PairKey, r.Rep, r.Failed))
 			}

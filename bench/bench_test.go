@@ -677,7 +677,9 @@ func TestPairsUnsaturatedGiveNoAnswer(t *testing.T) {
 
 // TestPairsLoseATestNotTheReplicate: a benchmark whose window run fails
 // is lost for its replicate, with why; the replicate's other benchmarks
-// stand, and nothing is measured again.
+// stand, and nothing is measured again. Each short replicate gets a
+// stand-in at the end, with its sides, while its pair has some left
+// (maxStandIns); a resumed bench schedules no more.
 func TestPairsLoseATestNotTheReplicate(t *testing.T) {
 	e := newProcEngine(t)
 	o := testOptions(t, e, twoImages())
@@ -685,13 +687,21 @@ func TestPairsLoseATestNotTheReplicate(t *testing.T) {
 	o.Profile.Tests = []string{"set", "get"}
 	o.Profile.Replicates, o.Profile.Windows = 2, 2
 	o.Generator = &countingGen{Sessions: InProcess{}, failTest: "GET", failAfter: 2}
+	var log bytes.Buffer
+	o.Log = &log
 	sum, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reps, _, _ := results.LoadReplicates(o.Run)
-	if len(reps) != 4 || len(sum.FailedReplicates) != 0 {
-		t.Fatalf("%d replicates, failed %v; want 4, none given up", len(reps), sum.FailedReplicates)
+	// 2 pairs (A/A, b vs a) x 2 planned, every one short, so each pair
+	// gets its maxStandIns(2) = 2 stand-ins, which are short too.
+	if len(reps) != 8 || len(sum.FailedReplicates) != 0 || sum.StandIns != 4 || sum.PlannedReplicates != 4 {
+		t.Fatalf("%d replicates (%d planned, %d stand-ins), failed %v; want 4 + 4, none given up", len(reps), sum.PlannedReplicates, sum.StandIns, sum.FailedReplicates)
+	}
+	byRep := map[string]results.Replicate{}
+	for _, r := range reps {
+		byRep[PairRel(r.PairKey, r.Rep)] = r
 	}
 	for _, r := range reps {
 		set := 0
@@ -704,14 +714,27 @@ func TestPairsLoseATestNotTheReplicate(t *testing.T) {
 		if set != 2 || len(r.Lost) != 1 || r.Lost[0].Test != "GET" || !strings.Contains(r.Lost[0].Reason, "injected failure") {
 			t.Errorf("%s #%d: %d SET windows, lost %+v; want 2 and GET lost with its reason", r.PairKey, r.Rep, set, r.Lost)
 		}
+		switch {
+		case r.Rep < 2 && r.Replaces != nil:
+			t.Errorf("%s #%d: a planned replicate marked as replacing #%d", r.PairKey, r.Rep, *r.Replaces)
+		case r.Rep >= 2 && r.Replaces == nil:
+			t.Errorf("%s #%d: a stand-in without the replicate it replaces", r.PairKey, r.Rep)
+		case r.Rep >= 2:
+			was, ok := byRep[PairRel(r.PairKey, *r.Replaces)]
+			if !ok || was.Swapped != r.Swapped || *r.Replaces >= r.Rep {
+				t.Errorf("%s #%d (swapped %v) replaces #%d: %+v", r.PairKey, r.Rep, r.Swapped, *r.Replaces, was)
+			}
+		}
 	}
-	if len(sum.LostTests) != 4 {
-		t.Errorf("summary lost tests %v, want one per replicate", sum.LostTests)
+	if len(sum.LostTests) != 8 || strings.Count(log.String(), "stand-in #") != 4 {
+		t.Errorf("summary lost tests %v, want one per replicate; log:\n%s", sum.LostTests, log.String())
 	}
-	// Resumed, nothing is measured again: lost stays lost.
+	// Resumed, nothing is measured again: lost stays lost, and no stand-in
+	// beyond those on disk.
 	before := e.started
-	if _, err := Run(context.Background(), o); err != nil || e.started != before {
-		t.Errorf("resume: %v, %d more servers started", err, e.started-before)
+	sum, err = Run(context.Background(), o)
+	if err != nil || e.started != before || sum.StandIns != 4 || sum.Replicates != 8 {
+		t.Errorf("resume: %v, %d more servers started, %d stand-ins, %d replicates", err, e.started-before, sum.StandIns, sum.Replicates)
 	}
 	if e.live() != 0 {
 		t.Fatalf("%d servers left", e.live())

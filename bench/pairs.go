@@ -59,13 +59,22 @@ func PairRel(k rank.PairKey, rep int) string {
 	return filepath.Join("pairs", safe(k.Runtime), fmt.Sprintf("%s-%d.json", name, rep))
 }
 
-// pairSlot is one planned replicate.
+// pairSlot is one planned replicate, or a stand-in for one (replaces).
 type pairSlot struct {
 	key      rank.PairKey
 	rep      int
 	swapped  bool
 	imageRef bool
+	replaces *int
 }
+
+// maxStandIns is how many stand-ins a pair of planned replicates may get:
+// half as many as it planned, at least 2. A replicate that lost a
+// benchmark or was given up gets a stand-in at the end of the schedule
+// while the pair has some left (a stand-in that loses one gets one too);
+// without them, on a machine whose vCPUs have slow spells, the A/A
+// control's few replicates decide whether a run answers.
+func maxStandIns(planned int) int { return max(2, planned/2) }
 
 // planPairs lays out every replicate of the design: under each ranked
 // runtime, each image against primary and primary against itself (the
@@ -216,7 +225,7 @@ func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 		}
 		for i, r := range reasons {
 			if r != "" {
-				rep.Rejected = append(rep.Rejected, rank.Rejected{Test: bn.Test, Pipeline: bn.Pipeline, Index: wins[i].Index, Reason: r})
+				rep.Rejected = append(rep.Rejected, rank.Rejected{Test: bn.Test, Pipeline: bn.Pipeline, Index: wins[i].Index, Reason: r, Window: &wins[i]})
 				if why == "" {
 					why = fmt.Sprintf("window %d rejected: %s", wins[i].Index, r)
 				}
@@ -498,6 +507,10 @@ func (e *pairEnv) measure(ctx context.Context, p *livePair, bn rank.Bench, l res
 	if len(cpus) == 0 {
 		ncpu, _ = CountCPUs("")
 	}
+	ccpus, err := machine.ParseCPUList(p.img.rt.ClientCPUs)
+	if err != nil {
+		return nil, nil, err
+	}
 	idle, err := e.settle(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -567,9 +580,9 @@ func (e *pairEnv) measure(ctx context.Context, p *livePair, bn rank.Bench, l res
 	for k := 0; k < n; k++ {
 		r0, r1 := reads[k], reads[k+1]
 		wall := r1.at.Sub(r0.at)
-		use := machine.Use(r0.stat, r1.stat, cpus)
+		use, cuse := machine.Use(r0.stat, r1.stat, cpus), machine.Use(r0.stat, r1.stat, ccpus)
 		w := rank.Window{Test: bn.Test, Pipeline: bn.Pipeline, Index: first + k, Started: r0.at.UTC(), Wall: wall,
-			Steal: use.Steal, CoreBusy: use.Busy, SoftIRQ: use.SoftIRQ, Load: l, Before: idle}
+			Steal: use.Steal, CoreBusy: use.Busy, SoftIRQ: use.SoftIRQ, ClientBusy: cuse.Busy, ClientSteal: cuse.Steal, Load: l, Before: idle}
 		mk := func(i int) rank.SideStats {
 			x := res[i][k]
 			st := rank.SideStats{Requests: x.Requests, Errors: x.Errors, Misses: x.Misses, OpsPerSec: x.OpsPerSec, Elapsed: x.Elapsed, ClientCPU: x.ClientCPU}
@@ -647,8 +660,8 @@ func judge(w rank.Window, minSat float64) string {
 	case w.Image.Errors > 0 || w.Base.Errors > 0:
 		return fmt.Sprintf("error replies (%d and %d)", w.Image.Errors, w.Base.Errors)
 	case w.CoreBusy < MinCoreBusy:
-		return fmt.Sprintf("not saturated: the server CPUs were busy %.0f%% of the time (need %.0f%%; the servers' cgroups %.0f%% + %.0f%%, softirq %.0f%%)",
-			100*w.CoreBusy, 100*MinCoreBusy, 100*w.Image.CPUShare, 100*w.Base.CPUShare, 100*w.SoftIRQ)
+		return fmt.Sprintf("not saturated: the server CPUs were busy %.0f%% of the time (need %.0f%%; the servers' cgroups %.0f%% + %.0f%%, softirq %.0f%%; the client CPUs busy %.0f%%, %.0f%% stolen)",
+			100*w.CoreBusy, 100*MinCoreBusy, 100*w.Image.CPUShare, 100*w.Base.CPUShare, 100*w.SoftIRQ, 100*w.ClientBusy, 100*w.ClientSteal)
 	case w.Image.CPUShare+w.Base.CPUShare < minSat:
 		return fmt.Sprintf("the servers used %.0f%% + %.0f%% of the busy server CPUs (need %.0f%% together; softirq %.0f%%): something else ran there",
 			100*w.Image.CPUShare, 100*w.Base.CPUShare, 100*minSat, 100*w.SoftIRQ)

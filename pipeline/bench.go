@@ -132,8 +132,8 @@ func Bench(ctx context.Context, c Config, o BenchOptions) error {
 		Log:        logFile,
 		Progress:   p,
 	})
-	p.Println("bench: %d of %d replicate(s) on disk (%d windows, %d given up); %d of %d standalone trial(s) (%d failed); %d memory-workload server(s) measured now (%d failed); seed %d, %s",
-		sum.Replicates, sum.PlannedReplicates, sum.Windows, len(sum.FailedReplicates), sum.Total, sum.Planned, len(sum.Failures),
+	p.Println("bench: %d replicate(s) on disk, %d planned and %d stand-in(s) (%d windows, %d benchmark(s) lost, %d given up); %d of %d standalone trial(s) (%d failed); %d memory-workload server(s) measured now (%d failed); seed %d, %s",
+		sum.Replicates, sum.PlannedReplicates, sum.StandIns, sum.Windows, len(sum.LostTests), len(sum.FailedReplicates), sum.Total, sum.Planned, len(sum.Failures),
 		sum.MemoryDone, len(sum.MemoryFailures), sum.Seed, sum.Elapsed.Round(time.Second))
 	if sum.BudgetSpent {
 		p.Failure("bench: the time budget ran out before every planned trial ran; run it again to continue")

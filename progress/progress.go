@@ -310,6 +310,17 @@ func (c *Counter) Add(n int, detail string) {
 	}
 }
 
+// Grow adds n units to the total (work scheduled while counting, such as
+// a replicate's stand-in).
+func (c *Counter) Grow(n int) {
+	if c == nil {
+		return
+	}
+	c.p.mu.Lock()
+	c.total += n
+	c.p.mu.Unlock()
+}
+
 func tenth(done, total int) int {
 	if total <= 0 {
 		return 0

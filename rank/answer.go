@@ -15,9 +15,9 @@ type Answer = results.Answer
 // measured, the A/A control needs before its spread can be judged.
 const MinControlReplicates = 4
 
-// MaxLostShare is the largest share of the planned benchmark measurements
-// (replicates × benchmarks) that may be lost before the run gives no
-// answer.
+// MaxLostShare is the largest share of the planned replicates that may
+// end short (not complete, and no complete stand-in replaced it) before
+// the run gives no answer.
 const MaxLostShare = 0.10
 
 // WarnBiasRisk: a pair lost measurements more often than the A/A control
@@ -26,23 +26,34 @@ const WarnBiasRisk = "bias-risk"
 
 // losses counts, per pair, the benchmark measurements its replicates
 // planned and lost (a benchmark lost from a replicate, or every
-// benchmark a given-up replicate did not finish).
+// benchmark a given-up replicate did not finish; stand-ins count as
+// planned too), and the planned replicates that neither came out
+// complete nor have a complete stand-in (short).
 type losses struct {
 	planned, lost int
+	reps, short   int // planned replicates (not stand-ins), and those short
 }
 
 func countLosses(reps []Replicate) (map[PairKey]losses, int) {
-	benches := map[Bench]bool{}
+	seen := map[Bench]bool{}
+	var benches []Bench
+	add := func(b Bench) {
+		if !seen[b] {
+			seen[b] = true
+			benches = append(benches, b)
+		}
+	}
 	for _, r := range reps {
 		for _, w := range r.Windows {
-			benches[w.Bench()] = true
+			add(w.Bench())
 		}
 		for _, l := range r.Lost {
-			benches[l.Bench()] = true
+			add(l.Bench())
 		}
 	}
 	nb := len(benches)
 	out := map[PairKey]losses{}
+	complete := map[PairKey]int{}
 	for _, r := range reps {
 		l := out[r.PairKey]
 		l.planned += nb
@@ -55,7 +66,17 @@ func countLosses(reps []Replicate) (map[PairKey]losses, int) {
 		} else {
 			l.lost += len(r.Lost)
 		}
+		if r.Replaces == nil {
+			l.reps++
+		}
+		if r.Complete(benches) {
+			complete[r.PairKey]++
+		}
 		out[r.PairKey] = l
+	}
+	for k, l := range out {
+		l.short = max(0, l.reps-complete[k])
+		out[k] = l
 	}
 	return out, nb
 }
@@ -126,14 +147,16 @@ func answer(r *Ranking, pa *pairAnalysis, reps []Replicate, th Thresholds) Answe
 		why("the run has no A/A control, so its spread cannot be judged", "benchmark the primary reference against itself (the bench does when it plans the pairs)")
 	}
 	by, nb := countLosses(reps)
-	planned, lost := 0, 0
+	planned, short, lost, measured := 0, 0, 0, 0
 	for _, l := range by {
-		planned += l.planned
+		planned += l.reps
+		short += l.short
 		lost += l.lost
+		measured += l.planned
 	}
-	if planned > 0 && float64(lost) > MaxLostShare*float64(planned) {
-		why(fmt.Sprintf("%d of the %d planned benchmark measurements (%d benchmarks in each of %d replicates) were lost", lost, planned, nb, len(reps)),
-			"see why in bench.json (lost_tests, failed_replicates); losses of more than 10% leave the estimates to the replicates that happened to work")
+	if planned > 0 && float64(short) > MaxLostShare*float64(planned) {
+		why(fmt.Sprintf("%d of the %d planned replicates have no complete stand-in (%d of the %d benchmark measurements made, %d benchmarks a replicate, were lost)", short, planned, lost, measured, nb),
+			"see why in bench.json (lost_tests, failed_replicates); more than 10% short leaves the estimates to the replicates that happened to work")
 	}
 	if th.Resolution > 0 && prim > 0 {
 		m := float64(r.Resolution.Median)

@@ -10,7 +10,9 @@ import (
 // A/A control lost its replicates, whose intervals are wider than the
 // profile's resolution, or that lost more than a tenth of its benchmark
 // measurements gives no answer, saying why; an image that lost more than
-// the control is a bias risk.
+// the control is a bias risk. Replicates replaced by complete stand-ins
+// are not short: that campaign answers, and its losses still count for
+// the bias risk.
 func TestAnswer(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	d := quickDesign(t)
@@ -65,8 +67,44 @@ func TestAnswer(t *testing.T) {
 		reps[i].Windows = ws
 		reps[i].Lost = []Lost{{Test: "GET", Pipeline: d.pipeline, Reason: "window 0 rejected"}}
 	}
-	rk := reason(reps, th, "of the 126 planned benchmark measurements")
+	rk := reason(reps, th, "planned replicates have no complete stand-in")
 	if !hasWarning(rk, WarnBiasRisk, "fast vs stock under host") || hasWarning(rk, WarnBiasRisk, "same vs stock under host") {
 		t.Errorf("bias-risk warnings: %+v", rk.Warnings)
+	}
+
+	// The same losses, each replicate of fast replaced by a complete
+	// stand-in (here: its windows before the loss): not short, an answer,
+	// still a bias risk.
+	clean := campaign(r, measuredNoise(), d, truth, names)
+	reps = nil
+	n := 0
+	for i := range clean {
+		n = max(n, clean[i].Rep+1)
+	}
+	for i := range clean {
+		rep := clean[i]
+		if rep.Image != "fast" {
+			reps = append(reps, rep)
+			continue
+		}
+		lost := rep
+		lost.Windows = nil
+		for _, w := range rep.Windows {
+			if w.Test != "GET" {
+				lost.Windows = append(lost.Windows, w)
+			}
+		}
+		lost.Lost = []Lost{{Test: "GET", Pipeline: d.pipeline, Reason: "window 0 rejected"}}
+		stand := rep
+		was := rep.Rep
+		stand.Rep, stand.Replaces = n+rep.Rep, &was
+		reps = append(reps, lost, stand)
+	}
+	rk = Rank(nil, reps, th)
+	if !rk.Answer.Given {
+		t.Errorf("losses replaced by complete stand-ins: no answer: %v", rk.Answer.Why)
+	}
+	if !hasWarning(rk, WarnBiasRisk, "fast vs stock under host") {
+		t.Errorf("replaced losses are still a bias risk: %+v", rk.Warnings)
 	}
 }

@@ -51,6 +51,9 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 		if len(rep.Windows) > 0 {
 			r.Measured++
 		}
+		if rep.Replaces != nil {
+			r.StandIns++
+		}
 	}
 	r.Answer = Answer{Given: len(r.Standings) > 0}
 	if !r.Answer.Given {

@@ -102,7 +102,12 @@ type Window struct {
 	// it the servers themselves used.
 	CoreBusy float64 `json:"core_busy"`
 	SoftIRQ  float64 `json:"softirq"`
-	Load     Load    `json:"load"` // the calibrated load it ran at
+	// ClientBusy and ClientSteal are the client CPUs' account of the window
+	// (/proc/stat), where both generators run: a busy share near 1 with the
+	// server CPUs idle says the generators were the bottleneck.
+	ClientBusy  float64 `json:"client_busy"`
+	ClientSteal float64 `json:"client_steal"`
+	Load        Load    `json:"load"` // the calibrated load it ran at
 	// Before is the busiest CPU's busy share in the 100 ms before the
 	// benchmark's load began, with nothing of the bench running: the
 	// machine's quiet, waited for (up to 3 s) before every benchmark.
@@ -131,10 +136,11 @@ func (w Window) Bench() Bench { return Bench{w.Test, max(w.Pipeline, 1)} }
 // is not measured again (retrying until a window passes would select
 // windows by their figures): its test is lost for the replicate (Lost).
 type Rejected struct {
-	Test     string `json:"test"`
-	Pipeline int    `json:"pipeline"`
-	Index    int    `json:"index"`
-	Reason   string `json:"reason"`
+	Test     string  `json:"test"`
+	Pipeline int     `json:"pipeline"`
+	Index    int     `json:"index"`
+	Reason   string  `json:"reason"`
+	Window   *Window `json:"window,omitempty"` // its figures, for the diagnosis; never ranked
 }
 
 // Lost is a benchmark a replicate lost, and why.
@@ -165,9 +171,29 @@ type Replicate struct {
 	// Lost are the benchmarks this replicate has no windows of, each with
 	// why (a rejected window, a generator or server error): a failed test
 	// loses that test, the replicate's other tests stand.
-	Lost     []Lost `json:"lost,omitempty"`
-	Failed   string `json:"failed,omitempty"` // set when the replicate was given up whole (its servers would not start)
+	Lost   []Lost `json:"lost,omitempty"`
+	Failed string `json:"failed,omitempty"` // set when the replicate was given up whole (its servers would not start)
+	// Replaces is the number of the replicate of this pair this one stands
+	// in for (it lost a benchmark or was given up); nil for a planned
+	// replicate. A stand-in measures every benchmark on a fresh pair, at
+	// the end of the schedule, with its sides as the one it replaces.
+	Replaces *int   `json:"replaces,omitempty"`
 	CPUModel string `json:"cpu_model,omitempty"`
+}
+
+// Complete says whether the replicate has windows of every benchmark of
+// benches.
+func (r Replicate) Complete(benches []Bench) bool {
+	have := map[Bench]bool{}
+	for _, w := range r.Windows {
+		have[w.Bench()] = true
+	}
+	for _, b := range benches {
+		if !have[b] {
+			return false
+		}
+	}
+	return true
 }
 
 // LoadReplicates reads every co-scheduled replicate of a run folder

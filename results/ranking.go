@@ -248,7 +248,10 @@ type Ranking struct {
 	Answer     Answer `json:"answer"`
 	Replicates int    `json:"replicates"` // replicates given
 	// Measured is how many of them have windows: the rest were lost whole.
-	Measured  int      `json:"measured_replicates"`
+	Measured int `json:"measured_replicates"`
+	// StandIns is how many of them stand in for a short replicate
+	// (Replicate.Replaces).
+	StandIns  int      `json:"stand_ins"`
 	Trials    int      `json:"trials"`   // standalone trials given
 	Excluded  int      `json:"excluded"` // trials left out (no valid ops/s)
 	CPUModels []string `json:"cpu_models,omitempty"`
