@@ -39,13 +39,15 @@ variants:
 // on SET and GET, with the server pinned to CPU 0 and the generators (this
 // tool's own binary, staying up for each replicate) to CPU 1; the
 // calibration must find a load for each test, every accepted window must
-// have kept the server CPU busy, and the run must answer. P32, not the
-// quick profile's P16: on this kind of machine two generators on one vCPU
-// use 65-100% of it to keep two libc-malloc -O2 servers busy at P16 (the
-// vCPU's speed moves in waves), and a deeper pipeline costs the generators
-// less per request than the servers; LRANGE_100's windows of these builds
-// had a 11-21% spread in two runs of three (1.5% in the third), so it is
-// left out here.
+// have kept the server CPU busy, and the run must answer. P64, not the
+// quick profile's P32: on this kind of machine the client vCPU has slow
+// spells in which two generators at P32 used 90-100% of it and the servers'
+// CPU fell to 84-94% busy (a benchmark lost from 2 to 4 of 12 replicates);
+// a deeper pipeline costs the generators 30-45% less CPU per request
+// (measured here: 0.5 µs at P32, 0.3 µs at P64) and the servers less
+// than that. Short replicates get stand-ins (maxStandIns). LRANGE_100's
+// windows of these builds had a 11-21% spread in two runs of three (1.5%
+// in the third), so it is left out here.
 func TestMethodOnRealBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs buildkitd, Docker Engine and the source cache")
@@ -93,7 +95,7 @@ func TestMethodOnRealBuilds(t *testing.T) {
 			{Name: "o0", Ref: refs["method-o0"], Verified: "passed"},
 		},
 		Runtimes: []variants.Runtime{{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"}},
-		Profile: variants.Profile{Name: "method", Tests: []string{"SET", "GET"}, Clients: 50, Pipelines: []int{32},
+		Profile: variants.Profile{Name: "method", Tests: []string{"SET", "GET"}, Clients: 50, Pipelines: []int{64},
 			DataSize: 3, Keyspace: 1000, Duration: 500 * time.Millisecond, Warmup: time.Second,
 			Replicates: 4, Windows: 2, Runtimes: variants.RuntimesFirst, Trials: 1},
 		Primary:   "o2-a",

@@ -74,7 +74,7 @@ profiles:
   tiny:
     tests: [GET]
     clients: 50
-    pipelines: [32]   # at P16 the generators' vCPU was the bottleneck here
+    pipelines: [64]   # the generators' headroom (see minimalFile)
     data_size: 3
     keyspace: 1000
     duration: 1s

@@ -948,7 +948,7 @@ func DefaultProfiles() map[string]Profile {
 		Name:           "quick",
 		Tests:          []string{"SET", "GET", "LRANGE_100"},
 		Clients:        50,
-		Pipelines:      []int{32}, // server-bound: at P16 two generators on one vCPU used 65-100% of it here, at P32 25-40%
+		Pipelines:      []int{64}, // server-bound with headroom: two generators on one vCPU fell short of two servers in its slow spells at P16 and P32 here; at P64 they use 30-80% of it
 		DataSize:       3,
 		Keyspace:       100000,
 		Duration:       1e9,
