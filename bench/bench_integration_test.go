@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/rank"
@@ -31,6 +32,23 @@ func (g *cancelAfter) Generate(ctx context.Context, cfg loadgen.Config, cpus str
 	return r, cpu, err
 }
 
+// stockPair is what the real-daemon bench tests share: the Docker Engine,
+// a session label for their containers, a run folder, and options with
+// the same real redis image under two names (A/A), stock-a the reference.
+func stockPair(t *testing.T) (*engine.Client, map[string]string, *results.Run, bench.Options) {
+	t.Helper()
+	eng := enginetest.Client(t)
+	img := enginetest.Image(t)
+	run, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, enginetest.Session(t), run, bench.Options{Images: []bench.Image{
+		{Name: "stock-a", Ref: img, Reference: true, Verified: "passed"},
+		{Name: "stock-b", Ref: img, Verified: "passed"},
+	}}
+}
+
 // TestBenchDockerEngine: the same real redis image under two names (A/A),
 // host networking and a unix socket (network none), SET for 1 s, 2 trials
 // each; interrupted after 3 trials, then resumed.
@@ -38,20 +56,11 @@ func TestBenchDockerEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs a Docker Engine")
 	}
-	eng := enginetest.Client(t)
-	img := enginetest.Image(t)
-	session := enginetest.Session(t)
-	run, err := results.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := bench.Options{
+	eng, session, run, o := stockPair(t)
+	o = bench.Options{
 		Run:    run,
 		Engine: eng,
-		Images: []bench.Image{
-			{Name: "stock-a", Ref: img, Reference: true, Verified: "passed"},
-			{Name: "stock-b", Ref: img, Verified: "passed"},
-		},
+		Images: o.Images,
 		Runtimes: []variants.Runtime{
 			{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 			{Name: "unix", Network: "unix", Seccomp: "unconfined", ServerCPUs: "0", ClientCPUs: "1"},
@@ -157,5 +166,63 @@ func TestMemoryOOM(t *testing.T) {
 	rk := rank.Memory(mem, "stock")
 	if rk == nil || len(rk.Entries) != 1 || rk.Entries[0].OOM != 1 || rk.Entries[0].N != 0 || rk.Control == nil || rk.Control.OOM != 1 {
 		t.Errorf("memory ranking of OOM-killed servers: %+v", rk)
+	}
+}
+
+// TestThrottledServersGiveNoAnswer provokes what no machine of this kind
+// shows by itself: servers that cannot saturate their CPU. Under a runtime
+// that caps each server at 0.2 CPUs (a CFS quota, Docker's --cpus), the
+// calibration tries every load, none keeps the server CPU busy, and the
+// bench stops there with "no answer", naming the cap, before any replicate
+// or trial: only the calibration's one pair of servers was started, and
+// nothing is left running.
+func TestThrottledServersGiveNoAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	eng, session, run, o := stockPair(t)
+	o = bench.Options{
+		Run:      run,
+		Engine:   eng,
+		Images:   o.Images,
+		Runtimes: []variants.Runtime{{Name: "capped", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1", CPULimit: 0.2}},
+		Profile: variants.Profile{Name: "it", Tests: []string{"GET"}, Clients: 16, Pipelines: []int{16}, Keyspace: 1000,
+			DataSize: 3, Duration: 500 * time.Millisecond, Warmup: 200 * time.Millisecond, Replicates: 2, Windows: 1, Trials: 1},
+		Primary:   "stock-a",
+		Seed:      5,
+		Generator: bench.InProcess{},
+		Labels:    session,
+		LockFile:  t.TempDir() + "/machine.lock",
+	}
+	start := time.Now()
+	sum, err := bench.Run(context.Background(), o)
+	took := time.Since(start)
+	if !errors.Is(err, bench.ErrNoAnswer) || !strings.Contains(err.Error(), "cpu_limit") || !strings.Contains(err.Error(), "GET") {
+		t.Fatalf("bench under a 0.2-CPU cap: %v; want no answer naming the test and the cap", err)
+	}
+	t.Logf("no answer after %s: %v", took.Round(100*time.Millisecond), err)
+	var cal results.Calibration
+	if err := run.ReadJSON(results.CalibrationFile, &cal); err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Benches) != 1 || cal.Benches[0].Load.Clients != 0 || len(cal.Benches[0].Tried) < 2 {
+		t.Fatalf("calibration %+v: want every load tried, none chosen", cal)
+	}
+	for _, l := range cal.Benches[0].Tried {
+		for _, w := range l.Windows {
+			// Two servers capped at 0.2 CPUs each cannot use more than 0.4
+			// of the server CPU (cgroups), whatever the load. (The server
+			// CPU's own busy share is not asserted: the in-process
+			// generator is not pinned and may fill it.)
+			if s := w.Image.CPUShare + w.Base.CPUShare; s > 0.45 || s <= 0 {
+				t.Errorf("level %s: cgroups %.2f + %.2f under the cap", l.Load, w.Image.CPUShare, w.Base.CPUShare)
+			}
+		}
+	}
+	if reps, _, _ := results.LoadReplicates(run); len(reps) != 0 || sum.Done != 0 || sum.Replicates != 0 {
+		t.Errorf("measured after no answer: %d replicates, %d trials", len(reps), sum.Done)
+	}
+	if left, err := eng.Managed(context.Background(), session); err != nil || len(left) != 0 {
+		t.Fatalf("%d containers left (%v)", len(left), err)
 	}
 }

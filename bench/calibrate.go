@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 // The bench checks its own preconditions first. Co-scheduled pairs rank
@@ -105,7 +106,7 @@ func (s *session) calibrate(ctx context.Context) error {
 		}
 		cal.Benches = append(cal.Benches, bc)
 		if bc.Load.Clients == 0 {
-			failed = append(failed, fmt.Sprintf("%s (%s)", bn, whyUnsaturated(bc)))
+			failed = append(failed, fmt.Sprintf("%s (%s)", bn, whyUnsaturated(bc, rt)))
 		}
 	}
 	cal.Elapsed = time.Since(start)
@@ -115,6 +116,7 @@ func (s *session) calibrate(ctx context.Context) error {
 	if len(failed) > 0 {
 		msg := fmt.Sprintf("no load tried kept the server CPU busy with two servers of %s under %s, so no pair can be measured on this machine: %s (calibration.json has every window)",
 			prim.Name, rt.Name, strings.Join(failed, "; "))
+
 		s.sum.Warnings = append(s.sum.Warnings, "no answer: "+msg)
 		return fmt.Errorf("%w: %s", ErrNoAnswer, msg)
 	}
@@ -191,8 +193,9 @@ func describeLoads(c results.Calibration) string {
 	return strings.Join(parts, ", ")
 }
 
-// whyUnsaturated says what the last load tried showed.
-func whyUnsaturated(bc results.BenchCalibration) string {
+// whyUnsaturated says what the last load tried showed, and what it points
+// to.
+func whyUnsaturated(bc results.BenchCalibration, rt variants.Runtime) string {
 	if len(bc.Tried) == 0 {
 		return "nothing tried"
 	}
@@ -205,7 +208,10 @@ func whyUnsaturated(bc results.BenchCalibration) string {
 		busy = min(busy, w.CoreBusy)
 	}
 	hint := "the client CPUs had time to spare, so something holds the servers back (a CPU quota on them, the path to them)"
-	if l.ClientCPU >= 0.9 {
+	switch {
+	case rt.CPULimit > 0:
+		hint = fmt.Sprintf("%s caps each server at %g CPUs (cpu_limit), so two of them cannot keep the server CPU busy: compare such a runtime by the standalone trials, or pair under one without the cap", rt.Name, rt.CPULimit)
+	case l.ClientCPU >= 0.9:
 		hint = "the client CPUs were full: the generators cannot drive the servers harder here (more client_cpus, or a deeper pipeline)"
 	}
 	return fmt.Sprintf("at up to %s the server CPU was busy %.0f%% (need %.0f%%) with the generators at %.0f%% of the client CPUs: %s",

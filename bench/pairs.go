@@ -384,11 +384,12 @@ func (e *pairEnv) startServer(ctx context.Context, im Image, rt variants.Runtime
 // bytes (0 = none).
 func (e *pairEnv) start(ctx context.Context, im Image, rt variants.Runtime, role string, memory int64) (*engine.Server, error) {
 	spec := engine.ServerSpec{
-		Image:   im.Ref,
-		Network: rt.Network,
-		Seccomp: rt.Seccomp,
-		CPUs:    rt.ServerCPUs,
-		Memory:  memory,
+		Image:    im.Ref,
+		Network:  rt.Network,
+		Seccomp:  rt.Seccomp,
+		CPUs:     rt.ServerCPUs,
+		CPULimit: rt.CPULimit,
+		Memory:   memory,
 		Labels: map[string]string{"io.redis-variants.bench.image": im.Name, "io.redis-variants.bench.runtime": rt.Name,
 			"io.redis-variants.bench.role": role},
 	}

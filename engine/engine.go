@@ -227,6 +227,7 @@ type ServerSpec struct {
 	Network   string            // "host", "bridge" (port published on 127.0.0.1), "none" (unix socket only)
 	Seccomp   string            // "default" (or "") or "unconfined"
 	CPUs      string            // cpuset for the server, e.g. "0" ("" = any)
+	CPULimit  float64           // CPU quota in CPUs (Docker's --cpus; 0 = none)
 	Memory    int64             // memory limit in bytes (0 = none); swap is limited to the same, so the OOM killer acts at the limit
 	Port      int               // TCP port redis listens on (host network) or the published host port (bridge); 0 = pick a free one
 	SocketDir string            // host folder bind-mounted at /run/redis-sock; redis listens on /run/redis-sock/redis.sock (required for "none", optional otherwise)
@@ -291,6 +292,7 @@ func serverCommand(s ServerSpec) (cmd []string, port int, err error) {
 func hostConfig(s ServerSpec, port int) (*container.HostConfig, error) {
 	hc := &container.HostConfig{}
 	hc.CpusetCpus = s.CPUs
+	hc.NanoCPUs = int64(s.CPULimit * 1e9)
 	if s.Memory > 0 {
 		hc.Memory, hc.MemorySwap = s.Memory, s.Memory
 	}

@@ -27,6 +27,7 @@ type RunOptions struct {
 	Runtimes      []string
 	Push          string
 	NoVerify      bool
+	VerifyAgain   bool     // verify's --again: no proof kept from an earlier run is reused
 	CacheTo       string   // build's --cache-to
 	CacheFrom     []string // build's --cache-from
 	Force         bool     // build's --force: solve even what is up to date
@@ -78,7 +79,7 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 	})
 	if ok && !o.NoVerify {
 		ok = stage("verify", func() error {
-			return Verify(ctx, c, VerifyOptions{Profile: o.VerifyProfile, Only: o.Only, NoTable: true})
+			return Verify(ctx, c, VerifyOptions{Profile: o.VerifyProfile, Only: o.Only, NoTable: true, Again: o.VerifyAgain})
 		})
 	}
 	if ok {

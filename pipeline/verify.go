@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +27,13 @@ type VerifyOptions struct {
 	Units      []string
 	NoExternal bool
 	NoTable    bool // leave out the table on c.Out (run: each verification's line is printed as it ends)
+	// Again verifies every image again, proofs kept from earlier runs
+	// or not (verify.Reuse).
+	Again bool
 }
+
+// ProofsDir is where passed verifications are kept for reuse.
+func (c Config) ProofsDir() string { return filepath.Join(c.State, "cache", "verify") }
 
 // Verify runs Redis's test suite and the image checks against every
 // selected entry of the run (c.RunDir, else the latest), holding the machine
@@ -83,7 +90,11 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 		},
 		Opt: verify.Options{Profile: o.Profile, Units: o.Units, NoExternal: o.NoExternal, SourcesDir: sources, Sources: plan.Sources, Log: shown},
 	}
-	shown.next = verify.Record(run, vf)
+	var vi verify.Interface = vf
+	if !o.Again {
+		vi = verify.Reuse(c.ProofsDir(), run, vf.Opt, vf)
+	}
+	shown.next = verify.Record(run, vi)
 	out := c.Out
 	p.Println("verifying %d images of %s (profile %s)", len(vs), run.Dir, o.Profile)
 	reports, err := verifyEntries(ctx, shown, run, vs, builds, o.Profile, errw)
@@ -115,8 +126,12 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 		if len(r.Suite.Units) > 0 {
 			rt = r.Suite.Duration.Round(time.Second).String()
 		}
+		took := r.Duration.Round(time.Second).String()
+		if r.ReusedFrom != "" {
+			took = "reused"
+		}
 		fmt.Fprintf(out, "%-28s %-7s %7d %6d %5d %7s %8s %9s %8s\n", r.Variant, r.Status, r.Suite.Passed, r.Suite.Failed, r.Suite.Known,
-			fmt.Sprintf("%d/%d", okChecks, len(r.Checks)), ext, rt, r.Duration.Round(time.Second))
+			fmt.Sprintf("%d/%d", okChecks, len(r.Checks)), ext, rt, took)
 		for _, p := range r.Problems {
 			fmt.Fprintf(out, "    ! %s\n", firstLineOf(p))
 		}
@@ -152,6 +167,9 @@ func (w *verifyProgress) Verify(ctx context.Context, v variants.Variant, t verif
 	w.mu.Unlock()
 	task.Remove()
 	line := fmt.Sprintf("[%s] verify in %s: %s", v.Name, progress.Duration(r.Duration), r.Summary())
+	if r.ReusedFrom != "" {
+		line = fmt.Sprintf("[%s] verify: reused from run %s (%s there): %s", v.Name, r.ReusedFrom, progress.Duration(r.Duration), r.Summary())
+	}
 	switch r.Status {
 	case verify.StatusPassed:
 		w.p.Println("%s", line)
@@ -233,9 +251,9 @@ func verifyEntries(ctx context.Context, vf verify.Interface, run *results.Run, v
 		case b.Variant.ID != v.ID:
 			r = notBuilt(errw, run, v, profile, fmt.Sprintf("the build is of spec %s but the variants file now says %s: build again", b.Variant.ID, v.ID))
 		default:
-			t := verify.Target{Image: b.Image, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)}
+			t := verify.Target{Image: b.Image, ID: b.ConfigDigest, Recipe: b.Recipe, Server: b.Server, Pulled: b.Pulled, Redis: builder.PulledRedis(b)}
 			if tw, ok := pgoTwin(v, builds); ok {
-				t.Twin, t.TwinServer = tw.Image, tw.Server
+				t.Twin, t.TwinServer, t.TwinID = tw.Image, tw.Server, tw.ConfigDigest
 			}
 			r = vf.Verify(ctx, v, t)
 			if r.Status == verify.StatusInterrupted {

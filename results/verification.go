@@ -25,6 +25,36 @@ type Verification struct {
 	Problems []string      `json:"problems,omitempty"` // why Status is "failed", one line each
 	Duration time.Duration `json:"duration"`
 	Finished time.Time     `json:"finished"`
+	// ProofKey names what a passed verification proved (Proof.Key);
+	// ReusedFrom is set when this report is a kept proof's, not run now:
+	// the run folder that proved it (Finished and Duration are that run's).
+	ProofKey   string `json:"proof_key,omitempty"`
+	ReusedFrom string `json:"reused_from,omitempty"`
+}
+
+// Proof is a passed verification kept for reuse (.state/cache/verify/
+// <key>.json): the key is the digest of its inputs.
+type Proof struct {
+	Key    string       `json:"key"`
+	Inputs ProofInputs  `json:"inputs"`
+	Run    string       `json:"run"` // the run folder that proved it
+	Report Verification `json:"report"`
+}
+
+// ProofInputs is everything a verification's verdict depends on.
+type ProofInputs struct {
+	Image         string            `json:"image"` // image ID (config digest)
+	Twin          string            `json:"twin,omitempty"`
+	Spec          string            `json:"spec"`             // variant ID
+	Recipe        string            `json:"recipe,omitempty"` // recipe digest
+	Profile       string            `json:"profile"`
+	Units         []string          `json:"units,omitempty"`
+	ExternalUnits []string          `json:"external_units,omitempty"`
+	NoExternal    bool              `json:"no_external,omitempty"`
+	Sources       map[string]string `json:"sources,omitempty"` // name -> sha256
+	Known         string            `json:"known"`             // digest of the known-failure lists
+	CPUFlags      []string          `json:"cpu_flags,omitempty"`
+	Checks        int               `json:"checks"` // verify.ChecksVersion
 }
 
 // Suite is one run of Redis's test suite (runtest).

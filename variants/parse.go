@@ -210,7 +210,7 @@ var (
 	fallbackFields  = []string{"url", "sha256"}
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
-	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus"}
+	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus", "cpu_limit"}
 	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "resolution"}
 	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
@@ -907,6 +907,16 @@ func (c *collector) decodeRuntimes(n *yaml.Node) []Runtime {
 				rt.Network, ok = c.enum(p.v, fp, networks)
 			case "seccomp":
 				rt.Seccomp, ok = c.enum(p.v, fp, seccomps)
+			case "cpu_limit":
+				if s, ok = c.str(p.v, fp); ok {
+					v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+					if err != nil || !(v > 0 && v <= 1024) {
+						c.errf(deref(p.v), fp, "%q: want the server's CPU limit in CPUs, like Docker's --cpus (0.5, 2), above 0", s)
+						ok = false
+					} else {
+						rt.CPULimit = v
+					}
+				}
 			case "server_cpus", "client_cpus":
 				if s, ok = c.str(p.v, fp); ok {
 					if s != "" && !cpusetRE.MatchString(s) {

@@ -157,6 +157,9 @@ type Runtime struct {
 	Seccomp    string `json:"seccomp"` // default, unconfined
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	ClientCPUs string `json:"client_cpus,omitempty"`
+	// CPULimit caps each server container's CPU time, in CPUs (Docker's
+	// --cpus, a CFS quota; a pod's limit): 0 = none.
+	CPULimit float64 `json:"cpu_limit,omitempty"`
 }
 
 // Profile is a benchmark profile.

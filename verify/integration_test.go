@@ -92,7 +92,9 @@ func TestVerifyEndToEnd(t *testing.T) {
 			SourcesDir: sources, Log: &log},
 	}
 	start := time.Now()
-	r := Record(run, vf).Verify(ctx, v, Target{Image: image})
+	proofs := t.TempDir()
+	target := Target{Image: image, ID: res[0].ConfigDigest, Recipe: res[0].Recipe}
+	r := Record(run, Reuse(proofs, run, vf.Opt, vf)).Verify(ctx, v, target)
 	t.Logf("verified %s in %s (suite %s: %s)\n%s", v.Name, time.Since(start).Round(time.Second), r.Suite.Duration.Round(time.Second), r.Suite.Note, log.String())
 	for _, c := range r.Checks {
 		t.Logf("check %-16s %v  %s", c.Name, c.OK, c.Detail)
@@ -110,6 +112,21 @@ func TestVerifyEndToEnd(t *testing.T) {
 		t.Fatal(why)
 	}
 
+	// Verified again in another run, unchanged: the kept proof answers, no
+	// suite runs, and the new run's report says where it came from.
+	run2, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingVerifier{next: vf}
+	r2 := Record(run2, Reuse(proofs, run2, vf.Opt, counted)).Verify(ctx, v, target)
+	if counted.n != 0 || r2.ReusedFrom != filepath.Base(run.Dir) || r2.Status != StatusPassed || r2.ProofKey == "" || r2.ProofKey != r.ProofKey {
+		t.Fatalf("unchanged image verified again (%d runs) or not reused: %+v", counted.n, r2)
+	}
+	if ok, why := Passed(run2, v.Name); !ok {
+		t.Fatal(why)
+	}
+
 	// The same image against a spec that disagrees: mimalloc, -O3.
 	bad := v
 	bad.Allocator = variants.AllocMimalloc
@@ -121,4 +138,15 @@ func TestVerifyEndToEnd(t *testing.T) {
 			t.Errorf("spec/image disagreement not caught by %s: %+v", name, c)
 		}
 	}
+}
+
+// countingVerifier counts the verifications that reach next.
+type countingVerifier struct {
+	next Interface
+	n    int
+}
+
+func (c *countingVerifier) Verify(ctx context.Context, v variants.Variant, t Target) Report {
+	c.n++
+	return c.next.Verify(ctx, v, t)
 }

@@ -79,6 +79,8 @@ type Verifier struct {
 // Target is the image a verification runs against.
 type Target struct {
 	Image  string         // Docker Engine reference
+	ID     string         // the image ID (config digest): what a kept proof is keyed by (Reuse)
+	Recipe string         // the recipe digest it was built from
 	Server string         // where the image keeps redis-server ("" = ServerBinary(v))
 	Pulled *engine.Pulled // set when the image was pulled rather than built
 	Redis  string         // the Redis version a pulled image declares, for a spec that names none
@@ -86,6 +88,7 @@ type Target struct {
 	// it: a PGO build's redis-server must differ from it.
 	Twin       string
 	TwinServer string
+	TwinID     string
 }
 
 // Verify runs everything for variant v whose image is t and returns the

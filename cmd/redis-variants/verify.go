@@ -19,7 +19,10 @@ checks on the running image (PING, SET/GET, version, allocator, compiler and
 flags recorded in the binary, user, labels; an ISA gate first); and a few
 units of the suite run against the image from outside. Each result is
 written to <run>/verify/<name>.json; a variant that fails is marked failed
-and is never benchmarked or published.`,
+and is never benchmarked or published. A pass is kept (.state/cache/verify)
+and reused, saying from which run, while the image ID, the spec, the
+recipe, the suite (profile, units, known failures, sources), the CPU flags
+and the checks' version are unchanged; --again verifies anyway.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return pipeline.Verify(cmd.Context(), config(cmd, g), *o) },
 	}
@@ -28,5 +31,6 @@ and is never benchmarked or published.`,
 	f.StringSliceVar(&o.Only, "only", nil, "verify only these variants or references (names or globs)")
 	f.StringSliceVar(&o.Units, "units", nil, "run only these test units in the build (overrides the profile's list)")
 	f.BoolVar(&o.NoExternal, "no-external", false, "skip the suite run against the running image")
+	f.BoolVar(&o.Again, "again", false, "verify every image again, even one whose proof is kept from an earlier run")
 	return cmd
 }
