@@ -32,10 +32,10 @@ func (g *cancelAfter) Generate(ctx context.Context, cfg loadgen.Config, cpus str
 	return r, cpu, err
 }
 
-// stockPair is what the real-daemon bench tests share: the Docker Engine,
-// a session label for their containers, a run folder, and options with
+// stockPair is what the real-daemon bench tests share: options with the
+// Docker Engine, a run folder, a session label for their containers, and
 // the same real redis image under two names (A/A), stock-a the reference.
-func stockPair(t *testing.T) (*engine.Client, map[string]string, *results.Run, bench.Options) {
+func stockPair(t *testing.T) (*engine.Client, bench.Options) {
 	t.Helper()
 	eng := enginetest.Client(t)
 	img := enginetest.Image(t)
@@ -43,7 +43,7 @@ func stockPair(t *testing.T) (*engine.Client, map[string]string, *results.Run, b
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eng, enginetest.Session(t), run, bench.Options{Images: []bench.Image{
+	return eng, bench.Options{Run: run, Engine: eng, Labels: enginetest.Session(t), Images: []bench.Image{
 		{Name: "stock-a", Ref: img, Reference: true, Verified: "passed"},
 		{Name: "stock-b", Ref: img, Verified: "passed"},
 	}}
@@ -56,21 +56,15 @@ func TestBenchDockerEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs a Docker Engine")
 	}
-	eng, session, run, o := stockPair(t)
-	o = bench.Options{
-		Run:    run,
-		Engine: eng,
-		Images: o.Images,
-		Runtimes: []variants.Runtime{
-			{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
-			{Name: "unix", Network: "unix", Seccomp: "unconfined", ServerCPUs: "0", ClientCPUs: "1"},
-		},
-		Profile: variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 8, Pipelines: []int{1},
-			DataSize: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Trials: 2},
-		Seed:     7,
-		Labels:   session,
-		LockFile: t.TempDir() + "/machine.lock",
+	eng, o := stockPair(t)
+	run, session := o.Run, o.Labels
+	o.Runtimes = []variants.Runtime{
+		{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+		{Name: "unix", Network: "unix", Seccomp: "unconfined", ServerCPUs: "0", ClientCPUs: "1"},
 	}
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 8, Pipelines: []int{1},
+		DataSize: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Trials: 2}
+	o.Seed, o.LockFile = 7, t.TempDir()+"/machine.lock"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	o.Generator = &cancelAfter{n: 3, cancel: cancel}
@@ -180,20 +174,12 @@ func TestThrottledServersGiveNoAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs a Docker Engine")
 	}
-	eng, session, run, o := stockPair(t)
-	o = bench.Options{
-		Run:      run,
-		Engine:   eng,
-		Images:   o.Images,
-		Runtimes: []variants.Runtime{{Name: "capped", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1", CPULimit: 0.2}},
-		Profile: variants.Profile{Name: "it", Tests: []string{"GET"}, Clients: 16, Pipelines: []int{16}, Keyspace: 1000,
-			DataSize: 3, Duration: 500 * time.Millisecond, Warmup: 200 * time.Millisecond, Replicates: 2, Windows: 1, Trials: 1},
-		Primary:   "stock-a",
-		Seed:      5,
-		Generator: bench.InProcess{},
-		Labels:    session,
-		LockFile:  t.TempDir() + "/machine.lock",
-	}
+	eng, o := stockPair(t)
+	run, session := o.Run, o.Labels
+	o.Runtimes = []variants.Runtime{{Name: "capped", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1", CPULimit: 0.2}}
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"GET"}, Clients: 16, Pipelines: []int{16}, Keyspace: 1000,
+		DataSize: 3, Duration: 500 * time.Millisecond, Warmup: 200 * time.Millisecond, Replicates: 2, Windows: 1, Trials: 1}
+	o.Primary, o.Seed, o.Generator, o.LockFile = "stock-a", 5, bench.InProcess{}, t.TempDir()+"/machine.lock"
 	start := time.Now()
 	sum, err := bench.Run(context.Background(), o)
 	took := time.Since(start)

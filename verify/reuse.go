@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/results"
@@ -72,7 +73,9 @@ func Key(in ProofInputs) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func knownDigest() string {
+// knownDigest is the digest of the embedded known-failure lists,
+// computed once: they cannot change while the program runs.
+var knownDigest = sync.OnceValue(func() string {
 	h := sha256.New()
 	names, _ := fs.Glob(knownFS, "known/*.yaml")
 	sort.Strings(names)
@@ -82,7 +85,7 @@ func knownDigest() string {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
+})
 
 // Reuse wraps next with proofs kept in dir (.state/cache/verify): a
 // verification whose inputs (Inputs) are those of a passed one is not run
