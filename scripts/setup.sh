@@ -71,19 +71,57 @@ for c in dockerd containerd runc docker-registry debootstrap iptables; do
 	command -v "$c" >/dev/null || die "$c is missing after install; install Debian's package providing it"
 done
 
-# --- Go binaries: buildkitd/buildctl at go.mod's buildkit version, the tool --
-BK_VERSION=$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/moby/buildkit)
+# --- background work: Go binaries and base root file systems ---------------
+# Compiling buildkitd (CPU) and debootstrapping the base images (network,
+# dpkg) do not depend on each other or on the daemons, so they run beside
+# the daemons' start-up; each writes its own log, and its output stays there.
+declare -A BG_PID BG_LOG
+bg() { # name log command...
+	local name=$1 log=$2
+	shift 2
+	("$@") >"$log" 2>&1 </dev/null 9>&- &
+	BG_PID[$name]=$!
+	BG_LOG[$name]=$log
+}
+join() { # name: wait for a background step; its failure ends set-up
+	local name=$1
+	[ -n "${BG_PID[$name]:-}" ] || return 0
+	if ! wait "${BG_PID[$name]}"; then
+		tail -20 "${BG_LOG[$name]}" >&2
+		die "$name failed (log: ${BG_LOG[$name]})"
+	fi
+	unset "BG_PID[$name]"
+}
+# a set-up that stops early leaves nothing of its own running
+trap 'for p in "${BG_PID[@]}"; do kill -- "$p" 2>/dev/null || true; done' EXIT
+
+BK_VERSION=$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/moby/buildkit 2>"$LOGS/go-list.log") ||
+	{ tail -20 "$LOGS/go-list.log" >&2; die "reading buildkit's version from go.mod failed (log: $LOGS/go-list.log)"; }
 build_if_stale() { # name pkg
 	local out=$BIN/$1 stamp=$BIN/$1.version
 	if [ -x "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$BK_VERSION" ]; then return; fi
-	say "building $1 $BK_VERSION from the Go module proxy"
-	(cd "$ROOT" && go build -trimpath -ldflags "-X github.com/moby/buildkit/version.Version=$BK_VERSION" -o "$out.tmp" "$2") ||
-		die "building $1 failed"
+	echo "building $1 $BK_VERSION from the Go module proxy"
+	(cd "$ROOT" && go build -trimpath -ldflags "-X github.com/moby/buildkit/version.Version=$BK_VERSION" -o "$out.tmp" "$2")
 	mv "$out.tmp" "$out"
 	echo "$BK_VERSION" >"$stamp"
 }
-build_if_stale buildkitd github.com/moby/buildkit/cmd/buildkitd
-build_if_stale buildctl github.com/moby/buildkit/cmd/buildctl
+build_buildkit() {
+	build_if_stale buildkitd github.com/moby/buildkit/cmd/buildkitd
+	build_if_stale buildctl github.com/moby/buildkit/cmd/buildctl
+}
+build_tool() {
+	(cd "$ROOT" && go build -o "$BIN/redis-variants.tmp" ./cmd/redis-variants)
+	mv "$BIN/redis-variants.tmp" "$BIN/redis-variants"
+	# the static load generator a PGO build's training runs, next to it
+	(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/redis-loadgen.tmp" ./loadgen/cmd/redis-loadgen)
+	mv "$BIN/redis-loadgen.tmp" "$BIN/redis-loadgen"
+}
+if ! { [ -x "$BIN/buildkitd" ] && [ "$(cat "$BIN/buildkitd.version" 2>/dev/null)" = "$BK_VERSION" ] &&
+	[ -x "$BIN/buildctl" ] && [ "$(cat "$BIN/buildctl.version" 2>/dev/null)" = "$BK_VERSION" ]; }; then
+	say "building buildkitd and buildctl $BK_VERSION in the background (log $LOGS/go-build-buildkit.log)"
+fi
+bg "building buildkitd" "$LOGS/go-build-buildkit.log" build_buildkit
+bg "building redis-variants" "$LOGS/go-build-tool.log" build_tool
 
 # --- daemons -----------------------------------------------------------------
 port_owner() { ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\).*/\1/p' | head -1; }
@@ -156,6 +194,36 @@ EOF
 fi
 
 
+# --- base images -----------------------------------------------------------
+mirror=$(sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1)
+[ -n "$mirror" ] || mirror=$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+rootfs() { # suite: a slim root file system as one tar, $STATE/rootfs/<suite>.tar
+	local suite=$1 dir=$STATE/rootfs/$1
+	rm -rf "$dir" "$dir.tar"
+	mkdir -p "$dir"
+	debootstrap --variant=minbase "$suite" "$dir" "$mirror"
+	bash "$ROOT/scripts/slim-rootfs.sh" "$dir" "$mirror" "$suite"
+	tar --numeric-owner -C "$dir" -cf "$dir.tar.tmp" .
+	mv "$dir.tar.tmp" "$dir.tar"
+	rm -rf "$dir"
+}
+SEED=()
+if [ "$HUB" = 1 ]; then
+	say "Docker Hub answers: base images are pulled from it"
+else
+	for suite in $SEED_SUITES; do
+		if curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' \
+			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim"; then
+			say "debian:$suite-slim is in the local registry"
+			continue
+		fi
+		say "seeding debian:$suite-slim from $mirror with debootstrap in the background (log $LOGS/debootstrap-$suite.log)"
+		bg "debootstrap $suite" "$LOGS/debootstrap-$suite.log" rootfs "$suite"
+		SEED+=("$suite")
+	done
+fi
+
 mkdir -p "$STATE/buildkit"
 {
 	echo "root = \"$STATE/buildkit/root\""
@@ -179,6 +247,7 @@ cfg_changed=1
 cmp -s "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml" && cfg_changed=0
 mv "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml"
 
+join "building buildkitd"
 buildkit_up() { "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers; }
 if buildkit_up >/dev/null 2>&1 && [ "$cfg_changed" = 0 ]; then
 	say "buildkitd answers"
@@ -196,41 +265,14 @@ else
 	PID=
 fi
 
-say "building redis-variants"
-(cd "$ROOT" && go build -o "$BIN/redis-variants.tmp" ./cmd/redis-variants) || die "building redis-variants failed"
-mv "$BIN/redis-variants.tmp" "$BIN/redis-variants"
-# the static load generator a PGO build's training runs, next to it
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/redis-loadgen.tmp" ./loadgen/cmd/redis-loadgen) || die "building redis-loadgen failed"
-mv "$BIN/redis-loadgen.tmp" "$BIN/redis-loadgen"
+join "building redis-variants"
 RV=$BIN/redis-variants
-
-# --- base images -----------------------------------------------------------
-mirror=$(sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1)
-[ -n "$mirror" ] || mirror=$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-if [ "$HUB" = 1 ]; then
-	say "Docker Hub answers: base images are pulled from it"
-else
-	for suite in $SEED_SUITES; do
-		ref=$REGISTRY/library/debian:$suite-slim
-		if curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' \
-			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim"; then
-			say "debian:$suite-slim is in the local registry"
-			continue
-		fi
-		say "seeding debian:$suite-slim from $mirror with debootstrap (log $LOGS/debootstrap-$suite.log)"
-		dir=$STATE/rootfs/$suite
-		rm -rf "$dir" "$dir.tar"
-		mkdir -p "$dir"
-		debootstrap --variant=minbase "$suite" "$dir" "$mirror" >"$LOGS/debootstrap-$suite.log" 2>&1 ||
-			{ tail -20 "$LOGS/debootstrap-$suite.log" >&2; die "debootstrap $suite failed (log: $LOGS/debootstrap-$suite.log)"; }
-		bash "$ROOT/scripts/slim-rootfs.sh" "$dir" "$mirror" "$suite"
-		tar --numeric-owner -C "$dir" -cf "$dir.tar" .
-		"$RV" seed-base --registry "$REGISTRY" --tar "$dir.tar" --ref "$ref" --suite "$suite" ||
-			die "pushing $ref failed"
-		rm -rf "$dir" "$dir.tar"
-	done
-fi
+for suite in "${SEED[@]}"; do
+	join "debootstrap $suite"
+	"$RV" seed-base --registry "$REGISTRY" --tar "$STATE/rootfs/$suite.tar" --ref "$REGISTRY/library/debian:$suite-slim" --suite "$suite" ||
+		die "pushing debian:$suite-slim failed"
+	rm -f "$STATE/rootfs/$suite.tar"
+done
 
 # --- sources -----------------------------------------------------------------
 say "filling the source cache ($STATE/cache/sources)"
