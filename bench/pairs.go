@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -145,6 +146,38 @@ type pairEnv struct {
 	cpu      func(id string) (uint64, error)
 	cpuModel string
 	log      func(format string, a ...any)
+	clock    phaseClock // where the current replicate's time goes
+}
+
+// phaseClock adds up where a replicate's wall time goes (starting and
+// removing containers, preparing data, waiting for quiet, load), for the
+// bench log: the replicate's overhead beside its measured time.
+type phaseClock struct {
+	names []string
+	d     map[string]time.Duration
+}
+
+func (c *phaseClock) reset() { c.names, c.d = nil, map[string]time.Duration{} }
+
+// since adds the time since t0 to phase name.
+func (c *phaseClock) since(name string, t0 time.Time) {
+	if c.d == nil {
+		c.reset()
+	}
+	if _, ok := c.d[name]; !ok {
+		c.names = append(c.names, name)
+	}
+	c.d[name] += time.Since(t0)
+}
+
+func (c *phaseClock) String() string {
+	var b []string
+	var total time.Duration
+	for _, n := range c.names {
+		total += c.d[n]
+		b = append(b, fmt.Sprintf("%s %.2fs", n, c.d[n].Seconds()))
+	}
+	return fmt.Sprintf("%.1fs: %s", total.Seconds(), strings.Join(b, ", "))
 }
 
 // side is one started server of a pair.
@@ -183,10 +216,14 @@ func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 			work = append(work, b)
 		}
 	}
+	e.clock.reset()
 	var p *livePair
 	defer func() {
 		if p != nil {
 			p.close()
+		}
+		if len(e.clock.names) > 0 {
+			e.log("  %s #%d: time %s\n", rep.PairKey, rep.Rep, &e.clock)
 		}
 	}()
 	starts := 0
@@ -286,30 +323,40 @@ func (e *pairEnv) startPair(ctx context.Context, rep *rank.Replicate) (img, base
 	if rep.Swapped {
 		slots[0], slots[1] = slots[1], slots[0]
 	}
-	var started []*side
+	// Both servers start, and later go, at once: the Docker Engine's work
+	// for a pair is the overhead of every replicate, none of it measured.
+	started := make([]*side, len(slots))
 	cleanup = func() {
+		var wg sync.WaitGroup
 		for _, s := range started {
-			e.remove(ctx, s.srv)
+			if s != nil {
+				wg.Add(1)
+				go func() { defer wg.Done(); e.remove(ctx, s.srv) }()
+			}
 		}
+		wg.Wait()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i, w := range slots {
+		g.Go(func() error {
+			srv, err := e.startServer(gctx, w.image, w.rt, fmt.Sprintf("pair-%c", 'a'+i))
+			if err != nil {
+				return err
+			}
+			started[i] = &side{srv: srv, rt: w.rt, image: w.image}
+			return e.o.Engine.WaitReady(gctx, srv, e.readyWait())
+		})
+	}
+	if err := g.Wait(); err != nil {
+		cleanup()
+		return nil, nil, nil, err
 	}
 	for i, w := range slots {
-		srv, err := e.startServer(ctx, w.image, w.rt, fmt.Sprintf("pair-%c", 'a'+i))
-		if err != nil {
-			cleanup()
-			return nil, nil, nil, err
-		}
-		s := &side{srv: srv, rt: w.rt, image: w.image}
-		started = append(started, s)
+		s := started[i]
 		if w.isImg {
 			img = s
 		} else {
 			base = s
-		}
-	}
-	for _, s := range started {
-		if err := e.o.Engine.WaitReady(ctx, s.srv, e.readyWait()); err != nil {
-			cleanup()
-			return nil, nil, nil, err
 		}
 		if _, err := e.cpu(s.srv.ID); err != nil {
 			cleanup()
@@ -326,9 +373,11 @@ type livePair struct {
 	img, base *side
 	cleanup   func()
 	gens      map[results.Load][2]Session // by load: [image's, base's]
+	warm      bool                        // a benchmark has run on these servers (Profile.WarmupNext)
 }
 
 func (e *pairEnv) startLive(ctx context.Context, rep *rank.Replicate) (*livePair, error) {
+	defer e.clock.since("start", time.Now())
 	img, base, cleanup, err := e.startPair(ctx, rep)
 	if err != nil {
 		return nil, err
@@ -360,6 +409,7 @@ func (p *livePair) sessions(ctx context.Context, l results.Load) ([2]Session, er
 }
 
 func (p *livePair) close() {
+	defer p.e.clock.since("stop", time.Now())
 	for _, g := range p.gens {
 		for _, s := range g {
 			s.Close()
@@ -492,13 +542,17 @@ func (e *pairEnv) loadFor(bn rank.Bench) results.Load {
 // measured interval. reasons[i] says why window i is not accepted ("" =
 // accepted). An error (a generator's or a server's) means no windows.
 func (e *pairEnv) measure(ctx context.Context, p *livePair, bn rank.Bench, l results.Load, first, n int) ([]rank.Window, []string, error) {
+	t0 := time.Now()
 	if err := e.prepare(ctx, p, bn, l.Clients); err != nil {
 		return nil, nil, err
 	}
+	e.clock.since("prepare", t0)
+	t0 = time.Now()
 	gens, err := p.sessions(ctx, l)
 	if err != nil {
 		return nil, nil, err
 	}
+	e.clock.since("generators", t0)
 	dur := e.o.Profile.Duration
 	if dur <= 0 {
 		dur = 2 * time.Second
@@ -515,12 +569,21 @@ func (e *pairEnv) measure(ctx context.Context, p *livePair, bn rank.Bench, l res
 	if err != nil {
 		return nil, nil, err
 	}
+	t0 = time.Now()
 	idle, err := e.settle(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	e.clock.since("settle", t0)
+	t0 = time.Now()
+	defer e.clock.since("load", t0)
+	warmup := e.o.Profile.Warmup
+	if p.warm {
+		warmup = e.o.Profile.WarmupNext
+	}
+	p.warm = true
 	spec := loadgen.Windows{Test: bn.Test, Pipeline: bn.Pipeline, Start: time.Now().Add(startLead),
-		Warmup: e.o.Profile.Warmup, Duration: dur, Count: n, Tail: tail}
+		Warmup: warmup, Duration: dur, Count: n, Tail: tail}
 	var res [2][]loadgen.Result
 	g, gctx := errgroup.WithContext(ctx)
 	for i, sess := range gens {

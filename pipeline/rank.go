@@ -81,8 +81,8 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	if bj, err := bench.LoadSummary(run); err == nil && bj.Profile != "" {
 		ctx.Profile = bj.Profile
 		if p, ok := plan.Profiles[bj.Profile]; perr == nil && ok {
-			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates x %d windows of %s per test after %s warm-up (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
-				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, p.Windows, p.Duration, p.Warmup, p.Runtimes, p.AxisReplicates, p.Trials)
+			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates x %d windows of %s per test after %s warm-up on fresh servers, %s before each later test (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
+				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, p.Windows, p.Duration, p.Warmup, p.WarmupNext, p.Runtimes, p.AxisReplicates, p.Trials)
 			if p.Trials > 0 {
 				th.MinTrials = p.Trials
 			}

@@ -398,10 +398,23 @@ func intervalVerdict(e Estimate) string {
 }
 
 // splitZ compares the score from even-numbered windows with the one from
-// odd-numbered windows.
+// odd-numbered windows; where every replicate has one window per
+// benchmark, the score from even-numbered replicates with the one from
+// odd-numbered replicates.
 func splitZ(g pairGroup, benches []Bench) float64 {
-	v0, s0, _, _ := pairValues(g, benches, 0)
-	v1, s1, _, _ := pairValues(g, benches, 1)
+	var v0, v1 []float64
+	var s0, s1 []bool
+	if multiWindow(g) {
+		v0, s0, _, _ = pairValues(g, benches, 0)
+		v1, s1, _, _ = pairValues(g, benches, 1)
+	} else {
+		var h [2]pairGroup
+		for _, r := range g.reps {
+			h[r.Rep%2].reps = append(h[r.Rep%2].reps, r)
+		}
+		v0, s0, _, _ = pairValues(h[0], benches, -1)
+		v1, s1, _, _ = pairValues(h[1], benches, -1)
+	}
 	m0, se0, _, _, _ := estimate(v0, s0)
 	m1, se1, _, _, _ := estimate(v1, s1)
 	den := math.Sqrt(se0*se0 + se1*se1)
@@ -409,6 +422,19 @@ func splitZ(g pairGroup, benches []Bench) float64 {
 		return math.NaN()
 	}
 	return (m0 - m1) / den
+}
+
+// multiWindow says whether some replicate of g has more than one window
+// of a benchmark.
+func multiWindow(g pairGroup) bool {
+	for _, r := range g.reps {
+		for _, w := range r.Windows {
+			if w.Index > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // result finds a result of the analysis.

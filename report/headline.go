@@ -82,7 +82,7 @@ func Headline(r rank.Ranking) string {
 		line := fmt.Sprintf("Resolution: this run tells a ratio from 1 when it differs by more than ±%.2f%% (median over %d images; widest ±%.2f%%)",
 			100*float64(r.Resolution.Median), r.Resolution.N, 100*float64(r.Resolution.Max))
 		if !r.SplitHalfMaxZ.IsNaN() {
-			line += fmt.Sprintf("; its odd and even windows agree within |z| ≤ %.2f", float64(r.SplitHalfMaxZ))
+			line += fmt.Sprintf("; its odd and even halves (windows, or replicates of one window per test) agree within |z| ≤ %.2f", float64(r.SplitHalfMaxZ))
 		}
 		b.WriteString(line + ".\n")
 	}

@@ -239,7 +239,8 @@ type Ranking struct {
 	Contrasts  []PairResult `json:"contrasts,omitempty"`
 	Resolution Resolution   `json:"resolution"`
 	// SplitHalfMaxZ is the largest |z| between odd- and even-window
-	// estimates over the primary family and the controls.
+	// estimates (odd- and even-numbered replicates where a replicate has
+	// one window per benchmark) over the primary family and the controls.
 	SplitHalfMaxZ Num `json:"split_half_max_z"`
 	// Trustworthy is false when an A/A control is significant.
 	Trustworthy bool `json:"trustworthy"`

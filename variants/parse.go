@@ -211,7 +211,7 @@ var (
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus", "cpu_limit"}
-	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "resolution"}
+	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "resolution"}
 	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
 	recipes         = []string{RecipeOfficial, RecipeOfficialAlpine}
@@ -963,9 +963,10 @@ func DefaultProfiles() map[string]Profile {
 		Keyspace:       100000,
 		Duration:       1e9,
 		Warmup:         1e9, // after 300 ms, fresh pairs' first windows fell to 75-88% busy here
+		WarmupNext:     300e6,
 		Trials:         1,
-		Replicates:     14,
-		Windows:        2,
+		Replicates:     16,
+		Windows:        1,
 		AxisReplicates: 4,
 		Runtimes:       RuntimesFirst,
 		Budget:         40 * 60e9, // a safety stop: the design took about 26 min here
@@ -1098,9 +1099,13 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 						pr.Budget = d
 					}
 				}
-			case "warmup":
+			case "warmup", "warmup_next":
 				if d, ok := c.duration(f.v, fp, true); ok {
-					pr.Warmup = d
+					if f.key == "warmup" {
+						pr.Warmup = d
+					} else {
+						pr.WarmupNext = d
+					}
 				}
 			case "memory":
 				pr.Memory = c.memoryProfile(f.v, fp, pr.Memory)

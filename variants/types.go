@@ -171,7 +171,10 @@ type Profile struct {
 	DataSize  int           `json:"data_size"` // bytes
 	Keyspace  int           `json:"keyspace"`
 	Duration  time.Duration `json:"duration"` // one measured window (co-scheduled) or trial (standalone)
-	Warmup    time.Duration `json:"warmup"`   // unmeasured load before a benchmark's first window
+	Warmup    time.Duration `json:"warmup"`   // unmeasured load before a benchmark's first window on fresh servers
+	// WarmupNext is the unmeasured load before each later benchmark on the
+	// same servers (a pair's second and third tests): they are warm by then.
+	WarmupNext time.Duration `json:"warmup_next"`
 
 	// The co-scheduled pairs that decide the ranking: each image against
 	// the primary reference, and the primary reference against itself
