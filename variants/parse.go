@@ -969,7 +969,7 @@ func DefaultProfiles() map[string]Profile {
 		Windows:        1,
 		AxisReplicates: 4,
 		Runtimes:       RuntimesFirst,
-		Budget:         40 * 60e9, // a safety stop: the design took about 26 min here
+		Budget:         40 * 60e9, // a safety stop: the design took 17-21 min here
 		Resolution:     0.015,
 		// The short form: 32 MiB of four value sizes, 3 servers each.
 		Memory: &MemoryProfile{Target: 32 << 20, Sizes: "64:40,1K:30,4K:20,16K:10", Overwrite: 0.5, Delete: 0.3, Defrag: 3e9, Replicates: 3},
