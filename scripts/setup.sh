@@ -97,9 +97,12 @@ trap 'for p in "${BG_PID[@]}"; do kill -- "$p" 2>/dev/null || true; done' EXIT
 
 BK_VERSION=$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/moby/buildkit 2>"$LOGS/go-list.log") ||
 	{ tail -20 "$LOGS/go-list.log" >&2; die "reading buildkit's version from go.mod failed (log: $LOGS/go-list.log)"; }
+stale() { # name: the binary is missing or not at go.mod's buildkit version
+	! { [ -x "$BIN/$1" ] && [ "$(cat "$BIN/$1.version" 2>/dev/null)" = "$BK_VERSION" ]; }
+}
 build_if_stale() { # name pkg
 	local out=$BIN/$1 stamp=$BIN/$1.version
-	if [ -x "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$BK_VERSION" ]; then return; fi
+	stale "$1" || return 0
 	echo "building $1 $BK_VERSION from the Go module proxy"
 	(cd "$ROOT" && go build -trimpath -ldflags "-X github.com/moby/buildkit/version.Version=$BK_VERSION" -o "$out.tmp" "$2")
 	mv "$out.tmp" "$out"
@@ -116,8 +119,7 @@ build_tool() {
 	(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/redis-loadgen.tmp" ./loadgen/cmd/redis-loadgen)
 	mv "$BIN/redis-loadgen.tmp" "$BIN/redis-loadgen"
 }
-if ! { [ -x "$BIN/buildkitd" ] && [ "$(cat "$BIN/buildkitd.version" 2>/dev/null)" = "$BK_VERSION" ] &&
-	[ -x "$BIN/buildctl" ] && [ "$(cat "$BIN/buildctl.version" 2>/dev/null)" = "$BK_VERSION" ]; }; then
+if stale buildkitd || stale buildctl; then
 	say "building buildkitd and buildctl $BK_VERSION in the background (log $LOGS/go-build-buildkit.log)"
 fi
 bg "building buildkitd" "$LOGS/go-build-buildkit.log" build_buildkit
