@@ -85,7 +85,7 @@ profiles:
     runtimes: first
     trials: 1
     budget: 5m
-    resolution: 10%   # 4 replicates of 300 ms windows: the round trip is under test, not the precision
+    resolution: 25%   # the round trip is under test, not the precision (4 replicates of GET gave ±7.05% in CI on 2026-12-02)
 `
 
 // TestPublishedImagesRoundTrip is the multi-machine path on real parts:
