@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,4 +212,139 @@ func TestThrottledServersGiveNoAnswer(t *testing.T) {
 	if left, err := eng.Managed(context.Background(), session); err != nil || len(left) != 0 {
 		t.Fatalf("%d containers left (%v)", len(left), err)
 	}
+}
+
+// slowPath opens every generator with a path delay: each round trip of
+// every connection takes at least delay longer, what a netem delay on the
+// generators' path would do (these kernels have no netem).
+type slowPath struct {
+	bench.ExecGenerator
+	delay time.Duration
+}
+
+func (g slowPath) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
+	cfg.PathDelay = g.delay
+	return g.ExecGenerator.Generate(ctx, cfg, cpus)
+}
+
+func (g slowPath) Open(ctx context.Context, cfg loadgen.Config, cpus string) (bench.Session, error) {
+	cfg.PathDelay = g.delay
+	return g.ExecGenerator.Open(ctx, cfg, cpus)
+}
+
+// TestSlowPathRaisesTheLoad provokes what this machine does not show by
+// itself: a path to the servers so costly that the profile's load leaves
+// a pair short of its CPU. A first bench on the plain path measures what
+// one server of a saturated pair serves (N ops/s); the second adds 1 ms
+// to every round trip, so that the profile's connections can ask at most
+// about half of N. The calibration must find that load short (its windows bound
+// by the delay, as a slow path bounds them), raise the load until the pair
+// keeps the server CPU busy, and measure every replicate at that load.
+func TestSlowPathRaisesTheLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	_, o := stockPair(t)
+	o.Runtimes = []variants.Runtime{{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"}}
+	const clients, pipeline = 16, 64
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"GET"}, Clients: clients, Pipelines: []int{pipeline}, Keyspace: 1000,
+		DataSize: 3, Duration: 500 * time.Millisecond, Warmup: 300 * time.Millisecond, WarmupNext: 300 * time.Millisecond, Replicates: 2, Windows: 1, Trials: 1}
+	o.Primary, o.Seed, o.Budget, o.LockFile = "stock-a", 7, -1, t.TempDir()+"/machine.lock"
+	o.Generator = bench.ExecGenerator{Binary: enginetest.ToolBinary(t)}
+	if _, err := bench.Run(ctx, o); err != nil {
+		t.Fatalf("bench on the plain path: %v", err)
+	}
+	var plain results.Calibration
+	if err := o.Run.ReadJSON(results.CalibrationFile, &plain); err != nil {
+		t.Fatal(err)
+	}
+	var served []float64
+	for _, l := range plain.Benches[0].Tried {
+		if l.Load == plain.Benches[0].Load {
+			for _, w := range l.Windows {
+				served = append(served, w.Image.OpsPerSec, w.Base.OpsPerSec)
+			}
+		}
+	}
+	if len(served) == 0 {
+		t.Fatalf("plain path: no saturated level in %+v", plain.Benches[0])
+	}
+	n := median(served)
+	first := clients / 2 // the ladder's first rung: half the profile's clients per server
+	// A whole millisecond: Go's timers wake about a millisecond late when
+	// the process is otherwise idle, so a 330 µs delay took 1.25 ms here
+	// (100k ops/s where it bounded 8 connections at P16 to 391k). At 1 ms
+	// the first rung asks at most about half of what a server serves here
+	// (1.29M ops/s at P64 here, 2026-12-03); four times the connections
+	// reached 1.1M (80% busy), eight times are the ladder's top rung.
+	const delay = time.Millisecond
+	bound := float64(first*pipeline) / delay.Seconds()
+	if bound > 0.8*n {
+		t.Fatalf("the delay %s bounds the first rung to %.0f ops/s, near or above the %.0f a server serves here: the test cannot make the path short", delay, bound, n)
+	}
+	t.Logf("plain path: %s, one server of the pair served %.0f ops/s; path delay %s bounds %d connections at P%d to %.0f ops/s", plain.Benches[0].Load, n, delay, first, pipeline, bound)
+
+	slow := o
+	run, err := results.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow.Run, slow.Generator = run, slowPath{ExecGenerator: bench.ExecGenerator{Binary: enginetest.ToolBinary(t)}, delay: delay}
+	sum, benchErr := bench.Run(ctx, slow)
+	var cal results.Calibration
+	if err := run.ReadJSON(results.CalibrationFile, &cal); err != nil {
+		t.Fatal(benchErr, err)
+	}
+	bc := cal.Benches[0]
+	for _, l := range bc.Tried {
+		for _, w := range l.Windows {
+			t.Logf("slow path at %s: busy %.3f, cgroups %.3f + %.3f, %.0f + %.0f ops/s, generators %.2f", l.Load, w.CoreBusy, w.Image.CPUShare, w.Base.CPUShare, w.Image.OpsPerSec, w.Base.OpsPerSec, l.ClientCPU)
+		}
+	}
+	if benchErr != nil {
+		t.Fatalf("bench on the slow path: %v", benchErr)
+	}
+	if len(bc.Tried) < 2 || bc.Tried[0].Clients != first || bc.Tried[0].Saturated() {
+		t.Fatalf("slow path: the first load tried %+v; want %d connections, found short", bc.Tried, first)
+	}
+	for _, w := range bc.Tried[0].Windows {
+		if w.Image.OpsPerSec > 1.02*bound || w.Base.OpsPerSec > 1.02*bound {
+			t.Errorf("slow path at %s: %.0f + %.0f ops/s, over the delay's bound %.0f", bc.Tried[0].Load, w.Image.OpsPerSec, w.Base.OpsPerSec, bound)
+		}
+	}
+	if bc.Load.Clients <= first {
+		t.Fatalf("slow path: chose %s; want more than %d connections", bc.Load, first)
+	}
+	reps, _, err := results.LoadReplicates(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every replicate ran at the calibrated load; a window lost to steal
+	// is the machine's, not the path's, so the test asks for most of them.
+	kept := 0
+	for _, r := range reps {
+		kept += len(r.Windows)
+		for _, l := range r.Lost {
+			t.Logf("%s #%d lost %s: %s", r.PairKey, r.Rep, l.Bench(), l.Reason)
+		}
+		for _, w := range r.Windows {
+			if w.Load != bc.Load {
+				t.Errorf("%s #%d measured at %s, calibrated %s", r.PairKey, r.Rep, w.Load, bc.Load)
+			}
+		}
+	}
+	if sum.PlannedReplicates == 0 || len(sum.FailedReplicates) != 0 || 2*kept < sum.PlannedReplicates {
+		t.Fatalf("slow path: %d windows kept of %d planned replicates: %+v", kept, sum.PlannedReplicates, sum)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

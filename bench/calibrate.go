@@ -36,11 +36,16 @@ const lockStepThreads = 3
 
 // loads is the ladder of loads a calibration tries, lightest first: the
 // profile's connections (half its clients per server), the same on
-// goroutines in lock step, then two and four times the connections.
+// goroutines in lock step, then two, four and eight times the
+// connections. The top rung is for a costly path to the servers, where
+// the generators wait and their CPU has time to spare: with 1 ms added to
+// each round trip (TestSlowPathRaisesTheLoad), four times the profile's
+// connections kept the server CPU 80% busy, with the generators at a third
+// of theirs.
 func loads(profileClients int) []results.Load {
 	c := max(profileClients/2, 1)
 	t := min(lockStepThreads, c)
-	return []results.Load{{Clients: c}, {Clients: c, Threads: t}, {Clients: 2 * c, Threads: t}, {Clients: 4 * c, Threads: t}}
+	return []results.Load{{Clients: c}, {Clients: c, Threads: t}, {Clients: 2 * c, Threads: t}, {Clients: 4 * c, Threads: t}, {Clients: 8 * c, Threads: t}}
 }
 
 // calibrate finds the load of every benchmark, or reuses the calibration

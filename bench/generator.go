@@ -84,6 +84,9 @@ func Args(cfg loadgen.Config) ([]string, error) {
 	if cfg.Timeout > 0 {
 		args = append(args, "--timeout", cfg.Timeout.String())
 	}
+	if cfg.PathDelay > 0 {
+		args = append(args, "--path-delay", cfg.PathDelay.String())
+	}
 	return args, nil
 }
 

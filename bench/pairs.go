@@ -503,14 +503,20 @@ func genConfig(srv *engine.Server, p variants.Profile, b rank.Bench, clients int
 	return cfg
 }
 
-// prepare empties both servers and fills what bn reads.
+// prepare empties both servers and fills what bn reads, both at once:
+// the fill is unmeasured time of every replicate, and one server's fill
+// waits on its client round trips while the other's uses the core.
 func (e *pairEnv) prepare(ctx context.Context, p *livePair, bn rank.Bench, clients int) error {
+	var g errgroup.Group
 	for _, s := range []*side{p.img, p.base} {
-		if err := flushAndPrepare(ctx, s.srv, genConfig(s.srv, e.o.Profile, bn, clients)); err != nil {
-			return fmt.Errorf("preparing %s on %s: %w", bn, s.image.Name, err)
-		}
+		g.Go(func() error {
+			if err := flushAndPrepare(ctx, s.srv, genConfig(s.srv, e.o.Profile, bn, clients)); err != nil {
+				return fmt.Errorf("preparing %s on %s: %w", bn, s.image.Name, err)
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // flushAndPrepare empties a server and sets up what cfg's test reads

@@ -61,6 +61,12 @@ type Config struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Seed seeds the random keys (0 = derived from the clock).
 	Seed int64 `json:"seed,omitempty"`
+	// PathDelay adds this much to every round trip of every connection:
+	// replies are read no sooner than PathDelay after the write they
+	// answer. It stands for a costlier network path (what a netem delay
+	// does; these machines' kernels have no netem) in the tests that
+	// provoke a load too light to keep the servers busy.
+	PathDelay time.Duration `json:"path_delay,omitempty"`
 }
 
 // Result is one test's measurement.
@@ -654,6 +660,9 @@ func dial(ctx context.Context, cfg *Config, id int) (*conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	if cfg.PathDelay > 0 {
+		nc = &delayedConn{Conn: nc, d: cfg.PathDelay}
+	}
 	cc := &countingConn{Conn: nc}
 	c := &conn{id: id, nc: nc, cc: cc, rd: resp.NewReader(cc, 64<<10)}
 	if cfg.Password != "" {
@@ -674,6 +683,31 @@ func dial(ctx context.Context, cfg *Config, id int) (*conn, error) {
 		nc.SetDeadline(time.Time{})
 	}
 	return c, nil
+}
+
+// delayedConn adds d to each round trip (Config.PathDelay): the first
+// read after a write waits until d after that write. Connections written
+// in lock step wait out their delays together, as on a slow path.
+type delayedConn struct {
+	net.Conn
+	d       time.Duration
+	due     time.Time
+	pending bool
+}
+
+func (c *delayedConn) Write(p []byte) (int, error) {
+	if !c.pending {
+		c.due, c.pending = time.Now().Add(c.d), true
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *delayedConn) Read(p []byte) (int, error) {
+	if c.pending {
+		time.Sleep(time.Until(c.due))
+		c.pending = false
+	}
+	return c.Conn.Read(p)
 }
 
 // watchdog closes every connection when ctx ends or a worker failed, and fails a connection

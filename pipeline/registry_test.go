@@ -148,7 +148,7 @@ func TestPublishedImagesRoundTrip(t *testing.T) {
 	dirB := filepath.Join(root, "b", "20261201-110000")
 	c := Config{File: file, Runs: filepath.Join(root, "b"), RunDir: dirB, State: filepath.Join(root, "state"),
 		Registry: localRegistry, BuildKit: solve.Address(), Out: &out, Err: &errw}
-	if err := BenchImages(ctx, c, BenchOptions{Profile: "tiny", Seed: 1, Generator: bench.ExecGenerator{Binary: toolBinary(t)}}, ImagesOptions{Images: []string{localRegistry + "/" + repoName}}); err != nil {
+	if err := BenchImages(ctx, c, BenchOptions{Profile: "tiny", Seed: 1, Generator: bench.ExecGenerator{Binary: enginetest.ToolBinary(t)}}, ImagesOptions{Images: []string{localRegistry + "/" + repoName}}); err != nil {
 		t.Fatalf("bench --images: %v\n%s", err, errw.String())
 	}
 	runB := &results.Run{Dir: dirB}

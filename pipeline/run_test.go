@@ -63,7 +63,7 @@ func TestMinimalFileRun(t *testing.T) {
 		Registry: localRegistry, BuildKit: solve.Address(), Progress: progress.Plain, Out: &out, Err: &errw}
 	// Force: an image left up to date by an earlier run would be
 	// recorded without building, and this test checks a build's output.
-	if err := Run(ctx, c, RunOptions{BenchProfile: "quick", NoVerify: true, Jobs: 1, Force: true, Generator: bench.ExecGenerator{Binary: toolBinary(t)}}); err != nil {
+	if err := Run(ctx, c, RunOptions{BenchProfile: "quick", NoVerify: true, Jobs: 1, Force: true, Generator: bench.ExecGenerator{Binary: enginetest.ToolBinary(t)}}); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, errw.String())
 	}
 	run := &results.Run{Dir: dir}
@@ -142,17 +142,4 @@ func TestMinimalFileRun(t *testing.T) {
 		t.Errorf("run's output does not open with the answer or lacks the time by stage:\n%s", stdout)
 	}
 	t.Logf("stderr (%d lines):\n%s\nstdout:\n%s", strings.Count(stderr, "\n"), stderr, stdout)
-}
-
-// toolBinary is the tool's own binary, which scripts/setup.sh builds: the
-// generator of the pipeline tests, pinned to the client CPU as in a real
-// run (in a test binary under -race the in-process generator cannot
-// saturate the two servers of a pair: 233% of the client CPU, seen here).
-func toolBinary(t *testing.T) string {
-	t.Helper()
-	rv := filepath.Join(enginetest.RepoRoot(t), ".state", "bin", "redis-variants")
-	if _, err := os.Stat(rv); err != nil {
-		t.Fatalf("this test runs the generator from %s, which scripts/setup.sh builds: %v", rv, err)
-	}
-	return rv
 }

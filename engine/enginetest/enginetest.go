@@ -184,3 +184,16 @@ func RepoRoot(t testing.TB) string {
 // 127.0.0.1:5000), Docker Engine's and BuildKit's mirror for Docker Hub
 // names on machines that reach no registry.
 func Registry() string { return envOr("RV_REGISTRY", "127.0.0.1:5000") }
+
+// ToolBinary is the tool's own binary, which scripts/setup.sh builds: the
+// generator of the integration tests, pinned to the client CPU as in a
+// real run (in a test binary under -race the in-process generator cannot
+// saturate the two servers of a pair: 233% of the client CPU, seen here).
+func ToolBinary(t testing.TB) string {
+	t.Helper()
+	rv := filepath.Join(RepoRoot(t), ".state", "bin", "redis-variants")
+	if _, err := os.Stat(rv); err != nil {
+		t.Fatalf("this test runs the generator from %s, which scripts/setup.sh builds: %v", rv, err)
+	}
+	return rv
+}

@@ -127,6 +127,7 @@ request's intended send time (corrected for coordinated omission).`,
 	f.StringVarP(&tests, "tests", "t", "", "comma-separated tests, as redis-benchmark -t (default: all of redis-benchmark's)")
 	f.BoolVar(&exact, "exact-tests", false, "run only the tests named (no separate LPUSH pass before LRANGE tests; the list is filled unmeasured)")
 	f.IntVar(&cfg.Threads, "threads", 0, "goroutines driving the connections (0 = one per connection)")
+	f.DurationVar(&cfg.PathDelay, "path-delay", 0, "add this to every round trip (a costlier network path, for tests)")
 	f.IntVar(&procs, "procs", 0, "GOMAXPROCS for the generator (0 = Go's default)")
 	f.Float64Var(&cfg.Rate, "rate", 0, "open loop: requests/s in total, latency from intended send time (0 = closed loop)")
 	f.StringVar(&cfg.Ratio, "ratio", "1:10", "MIXED: SET:GET ratio")
