@@ -521,6 +521,12 @@ func (t *test) run(ctx context.Context, conns []*conn) ([]Result, error) {
 	if t.total > 0 {
 		cpus[n] = processCPU()
 	}
+	if err == nil {
+		// The last bound is now or just past: let the CPU reader take
+		// it before wctx ends (cancelled first, a late reader under -race
+		// left the window's CPU at zero).
+		<-cpuDone
+	}
 	cancel()
 	<-cpuDone
 	if err != nil {
