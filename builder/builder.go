@@ -220,6 +220,11 @@ func (b *Builder) Build(ctx context.Context, v variants.Variant) Result {
 			writeLog(logPath, err.Error())
 			return fail(err, nil)
 		}
+		if cur, ok := b.current(ctx, v, start); ok && !b.opt.Force && b.opt.PushAs[v.Name] == "" {
+			cur.Origin, cur.PullError = OriginRebuilt, err.Error()
+			b.say(v.Name, fmt.Sprintf("no registry has %s (%v): its %s recipe's rebuild is up to date", v.Image, err, v.Recipe))
+			return cur
+		}
 		r.Origin, r.PullError = OriginRebuilt, err.Error()
 		b.say(v.Name, fmt.Sprintf("no registry has %s (%v): rebuilding it from the %s recipe", v.Image, err, v.Recipe))
 	}

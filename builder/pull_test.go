@@ -94,3 +94,52 @@ variants:
 		}
 	}
 }
+
+// An official reference no registry has is rebuilt from its recipe once:
+// the next run finds that rebuild in Docker Engine, up to date (same
+// variant ID, recipe digest and image ID as the newest earlier result),
+// and does not rebuild it under a new image ID (the rebuild stamps its
+// creation time), so its proof is reused and every record of both runs
+// names the same image.
+func TestOfficialRebuildIsKept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs buildkitd, Docker Engine and the local registry")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	root := enginetest.RepoRoot(t)
+	sources := filepath.Join(root, ".state", "cache", "sources")
+	plan, err := variants.Parse("official.yaml", []byte(`
+references:
+  - {name: absent-official, kind: official, redis: 7.0.15, image: "`+enginetest.Registry()+`/redis-variants-test/absent-official:7.0.15", recipe: official}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newTestEnv(ctx, t, root, sources)
+	b1, _ := env.builder("r1", env.recipe, false)
+	res, err := b1.BuildAll(ctx, plan.All())
+	if err != nil || len(res) != 1 {
+		t.Fatalf("first build: %v %+v", err, res)
+	}
+	first := res[0]
+	if first.Status != StatusOK || first.Origin != OriginRebuilt || first.PullError == "" {
+		t.Fatalf("first build: status %s origin %s pull error %q: want rebuilt because no registry has it", first.Status, first.Origin, first.PullError)
+	}
+	b2, _ := env.builder("r2", env.recipe, false)
+	res, err = b2.BuildAll(ctx, plan.All())
+	if err != nil || len(res) != 1 {
+		t.Fatalf("second build: %v %+v", err, res)
+	}
+	second := res[0]
+	if !second.UpToDate || second.Origin != OriginRebuilt || second.ConfigDigest != first.ConfigDigest || second.PullError == "" {
+		t.Errorf("second build: up to date %v, origin %s, image %s (first %s), pull error %q: want the first rebuild, kept",
+			second.UpToDate, second.Origin, second.ConfigDigest, first.ConfigDigest, second.PullError)
+	}
+	// --force rebuilds it.
+	b3, _ := env.builder("r3", env.recipe, true)
+	res, err = b3.BuildAll(ctx, plan.All())
+	if err != nil || len(res) != 1 || res[0].UpToDate || res[0].Status != StatusOK {
+		t.Errorf("forced build: %v %+v, want solved again", err, res)
+	}
+}

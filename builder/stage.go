@@ -108,24 +108,36 @@ func (u *upToDate) Build(ctx context.Context, v variants.Variant) Result {
 	if v.Pulls() && (v.Kind == variants.KindImage || !b.opt.NoPull) || b.opt.PushAs[v.Name] != "" {
 		return u.next.Build(ctx, v)
 	}
-	start := time.Now()
+	if r, ok := b.current(ctx, v, time.Now()); ok {
+		return r
+	}
+	return u.next.Build(ctx, v)
+}
+
+// current is v's result without building it, when its image is already
+// in the Docker Engine with v's variant ID and recipe digest and agrees
+// with the newest earlier result (false: it has to be built). Both the
+// skipper above and an official reference's rebuild (when no registry
+// has its image) ask it, so a recipe rebuilt once is not rebuilt, under
+// a new image ID, on every run.
+func (b *Builder) current(ctx context.Context, v variants.Variant, start time.Time) (Result, bool) {
 	rec, err := dockerfiles.Render(v, b.opt.Recipe)
 	if err != nil {
-		return u.next.Build(ctx, v) // the build says what is wrong
+		return Result{}, false // the build says what is wrong
 	}
 	r := Result{Variant: v, Image: ImageRef(v), Log: b.opt.Run.Path("logs", v.Name+".log"),
 		Target: rec.Target, Recipe: rec.BuildArgs["RECIPE_DIGEST"]}
 	labels, err := b.opt.Engine.ImageLabels(ctx, r.Image)
 	if err != nil || labels["io.redis-variants.id"] != v.ID || labels["io.redis-variants.recipe"] != r.Recipe {
-		return u.next.Build(ctx, v)
+		return Result{}, false
 	}
 	id, err := b.opt.Engine.ImageID(ctx, r.Image)
 	if err != nil {
-		return u.next.Build(ctx, v)
+		return Result{}, false
 	}
 	prev, found := b.previous(v.Name)
 	if found && (prev.Status != StatusOK || prev.Variant.ID != v.ID || prev.ConfigDigest != id) {
-		return u.next.Build(ctx, v)
+		return Result{}, false
 	}
 	r.Status, r.UpToDate, r.ConfigDigest, r.Labels = StatusOK, true, id, labels
 	r.Origin, r.Server = OriginBuilt, serverPath(r.Target)
@@ -142,7 +154,7 @@ func (u *upToDate) Build(ctx context.Context, v variants.Variant) Result {
 		r.Image, r.ConfigDigest, v.ID, r.Recipe))
 	r.Duration = time.Since(start)
 	r.Finished = time.Now().UTC()
-	return r
+	return r, true
 }
 
 // Record writes every result of next to run's builds/<name>.json the
