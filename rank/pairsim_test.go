@@ -155,14 +155,21 @@ func TestSimulatedCampaigns(t *testing.T) {
 	truth := map[string]float64{"stock": 1, "twin": 1, "plus2": 1.02, "minus1": 0.99, "plus15": 1.15, "half": 1.005}
 	names := []string{"half", "minus1", "plus15", "plus2", "twin"}
 	base := measuredNoise()
+	// power: the share of campaigns that must find a true 2% difference.
+	// Under the measured noise the quick profile's design must find it
+	// nine times in ten; under the stress cases (a steal storm, doubled
+	// jitter) three times in four: the price of 12 replicates instead of
+	// 16, taken on 2026-12-03 to keep a re-run near 12 minutes (at 16 both
+	// stress cases found it in over 90%; at 12, 78% and 88%).
 	cases := []struct {
-		name string
-		nz   noise
+		name  string
+		nz    noise
+		power float64
 	}{
-		{"measured", base},
-		{"no-slot-bias", func() noise { n := base; n.slotBias = 0; return n }()},
-		{"steal-storm", func() noise { n := base; n.burstP = 0.25; n.burst = 0.06; return n }()},
-		{"heavy-tails", func() noise { n := base; n.jitter = 0.006; return n }()},
+		{"measured", base, 0.90},
+		{"no-slot-bias", func() noise { n := base; n.slotBias = 0; return n }(), 0.90},
+		{"steal-storm", func() noise { n := base; n.burstP = 0.25; n.burst = 0.06; return n }(), 0.75},
+		{"heavy-tails", func() noise { n := base; n.jitter = 0.006; return n }(), 0.75},
 	}
 	const campaigns = 500
 	for ci, c := range cases {
@@ -213,8 +220,8 @@ func TestSimulatedCampaigns(t *testing.T) {
 			if frac(twinTie) < 0.95 {
 				t.Errorf("identical image called a tie in %.1f%% of campaigns, want ≥ 95%%", 100*frac(twinTie))
 			}
-			if frac(plus2Found) < 0.90 {
-				t.Errorf("a true 2%% difference found in %.1f%% of campaigns, want ≥ 90%%", 100*frac(plus2Found))
+			if frac(plus2Found) < c.power {
+				t.Errorf("a true 2%% difference found in %.1f%% of campaigns, want ≥ %.0f%%", 100*frac(plus2Found), 100*c.power)
 			}
 			if cov < 0.93 {
 				t.Errorf("coverage %.1f%%, want ≥ 93%%", 100*cov)
