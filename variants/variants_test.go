@@ -321,7 +321,7 @@ func TestBuiltinDefaults(t *testing.T) {
 			t.Errorf("bad memory section: %v; want %q", err, want)
 		}
 	}
-	if q.Duration != time.Second || q.Warmup != time.Second || q.WarmupNext != 300*time.Millisecond || q.Resolution != 0.015 || q.Budget != 40*time.Minute || q.Keyspace != 100000 || q.Replicates != 12 || q.Windows != 1 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[64]" {
+	if q.Duration != time.Second || q.Warmup != time.Second || q.WarmupNext != 300*time.Millisecond || q.Resolution != 0.025 || q.Budget != 40*time.Minute || q.Keyspace != 100000 || q.Replicates != 12 || q.Windows != 1 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[64]" {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(f.Tests) != 8 || f.Budget != 3*time.Hour || fmt.Sprint(f.Pipelines) != "[16]" || f.Trials != 3 || f.Replicates != 48 || f.Runtimes != RuntimesFirst {
