@@ -121,6 +121,7 @@ type Summary struct {
 	Done              int           `json:"done"`                 // trials finished by this run
 	Total             int           `json:"total"`                // trials on disk now
 	BudgetSpent       bool          `json:"budget_spent"`
+	Extension         *Extension    `json:"extension,omitempty"`       // replicates added toward the profile's target
 	MemoryPlanned     int           `json:"memory_planned,omitempty"`  // memory-workload servers in the design
 	MemoryDone        int           `json:"memory_done,omitempty"`     // measured by this run
 	MemoryFailures    []string      `json:"memory_failures,omitempty"` // servers with no figures, or stopped by the OOM killer
@@ -318,6 +319,8 @@ type session struct {
 	doneMem    map[string]bool // memory trials on disk, by MemoryRel
 	memRetried map[string]bool // memory trials measured again after an OOM
 	last       string          // the latest measurement's line, for the live display
+	repTime    time.Duration   // time the replicates measured in this session took
+	repTimed   int             // how many
 }
 
 // logf writes one line of the measurement log and keeps it as the latest.
@@ -399,7 +402,10 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	if err := s.calibrate(ctx); err != nil {
 		return s.finish(err)
 	}
-	return s.finish(s.measure(ctx))
+	if err := s.measure(ctx); err != nil {
+		return s.finish(err)
+	}
+	return s.finish(s.extend(ctx))
 }
 
 // design lays out every measurement before any is made, in one order
@@ -584,8 +590,13 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 	}
 	if rep.Failed == "" {
 		before := len(rep.Windows)
+		t0 := time.Now()
 		if err := s.env.runReplicate(ctx, rep); err != nil {
 			return err
+		}
+		if len(rep.Windows) > before {
+			s.repTime += time.Since(t0)
+			s.repTimed++
 		}
 		s.sum.DoneWindows += len(rep.Windows) - before
 		if len(rep.Windows) > before {
@@ -595,7 +606,9 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 			return fmt.Errorf("bench: co-scheduled pairs need each server's CPU time from its cgroup: %s (run with a profile of replicates: 0 for standalone trials only)", rep.Failed)
 		}
 	}
-	s.standIn(sl, rep)
+	if !sl.extension {
+		s.standIn(sl, rep)
+	}
 	return nil
 }
 

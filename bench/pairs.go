@@ -62,11 +62,12 @@ func PairRel(k rank.PairKey, rep int) string {
 
 // pairSlot is one planned replicate, or a stand-in for one (replaces).
 type pairSlot struct {
-	key      rank.PairKey
-	rep      int
-	swapped  bool
-	imageRef bool
-	replaces *int
+	key       rank.PairKey
+	rep       int
+	swapped   bool
+	imageRef  bool
+	replaces  *int
+	extension bool // added toward the profile's target: no stand-in (the next round decides)
 }
 
 // maxStandIns is how many stand-ins a pair of planned replicates may get:

@@ -81,12 +81,15 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 	if bj, err := bench.LoadSummary(run); err == nil && bj.Profile != "" {
 		ctx.Profile = bj.Profile
 		if p, ok := plan.Profiles[bj.Profile]; perr == nil && ok {
-			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates x %d windows of %s per test after %s warm-up on fresh servers, %s before each later test (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
-				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, p.Windows, p.Duration, p.Warmup, p.WarmupNext, p.Runtimes, p.AxisReplicates, p.Trials)
+			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates%s x %d windows of %s per test after %s warm-up on fresh servers, %s before each later test (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
+				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, extendsTo(p), p.Windows, p.Duration, p.Warmup, p.WarmupNext, p.Runtimes, p.AxisReplicates, p.Trials)
 			if p.Trials > 0 {
 				th.MinTrials = p.Trials
 			}
 			th.Resolution = p.Resolution
+		}
+		if e := bj.Extension; e != nil {
+			ctx.Notes = append(ctx.Notes, extensionNote(e))
 		}
 	}
 	if perr != nil {
@@ -208,4 +211,27 @@ func origin(v variants.Variant, b builder.Result) string {
 		return "built"
 	}
 	return ""
+}
+
+// extensionNote says what the bench added toward the profile's target.
+func extensionNote(e *bench.Extension) string {
+	var ps []string
+	for _, p := range e.Pairs {
+		w := "control"
+		if !p.HalfWidth.IsNaN() {
+			w = fmt.Sprintf("±%.2f%%", 100*float64(p.HalfWidth))
+		}
+		ps = append(ps, fmt.Sprintf("%s %d (+%d, %s)", p.Pair, p.Replicates, p.Added, w))
+	}
+	return fmt.Sprintf("Replicates added toward the profile's target of ±%.2f%%, decided by the intervals' widths alone: %d in %d round(s) over %s; it stopped because %s. Complete replicates per pair: %s.",
+		100*e.Target, e.Added, e.Rounds, e.Elapsed.Round(time.Second), e.Stopped, strings.Join(ps, "; "))
+}
+
+// extendsTo says how a profile's replicates grow toward its target ("" if
+// they do not).
+func extendsTo(p variants.Profile) string {
+	if p.Target <= 0 || p.MaxReplicates <= p.Replicates || p.Extend <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (more toward ±%.2f%%, up to %d a pair within %s)", 100*p.Target, p.MaxReplicates, p.Extend)
 }

@@ -209,6 +209,7 @@ type pairAnalysis struct {
 	results    []PairResult
 	controls   []Control
 	resolution Resolution
+	halfWidth  map[PairKey]float64 // the primary family's simultaneous half-widths
 	warnings   []Warning
 	runtimes   []string // runtimes with image pairs, sorted
 }
@@ -334,6 +335,7 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 	// The resolution is read from the simultaneous (Bonferroni) interval,
 	// the widest of these.
 	m := len(primIdx)
+	pa.halfWidth = map[PairKey]float64{}
 	ps := make([]float64, m)
 	for i, ix := range primIdx {
 		ps[i] = float64(pa.results[ix].P)
@@ -344,7 +346,9 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 	for i, ix := range primIdx {
 		r := &pa.results[ix]
 		p := r.P
-		if h := bonferroniHalfWidth(r.Estimate, th.Confidence, m); !math.IsNaN(h) {
+		h := bonferroniHalfWidth(r.Estimate, th.Confidence, m)
+		pa.halfWidth[r.PairKey] = h
+		if !math.IsNaN(h) {
 			hw = append(hw, h)
 		}
 		conf := 1 - alpha/float64(max(m, 1))
@@ -468,4 +472,12 @@ func Interval(e Estimate, conf float64) (lo, hi float64) {
 	c := e
 	setInterval(&c, conf)
 	return float64(c.Lo), float64(c.Hi)
+}
+
+// Precision is, for each pair of the primary family in reps, the
+// half-width of its score's simultaneous interval, the one the run's
+// resolution is read from (NaN where there is none yet): what the bench
+// reads to decide where more replicates are needed.
+func Precision(reps []Replicate, th Thresholds) map[PairKey]float64 {
+	return analysePairs(reps, withDefaults(th)).halfWidth
 }

@@ -211,7 +211,7 @@ var (
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus", "cpu_limit"}
-	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "resolution"}
+	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "resolution", "target", "max_replicates", "extend"}
 	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
 	recipes         = []string{RecipeOfficial, RecipeOfficialAlpine}
@@ -971,6 +971,9 @@ func DefaultProfiles() map[string]Profile {
 		Runtimes:       RuntimesFirst,
 		Budget:         40 * 60e9, // a safety stop: a replicate takes about 5.6 s here
 		Resolution:     0.025,     // 12 replicates gave ±0.70–1.22% on AMD, ±1.22–2.26% on Intel (2026-12-02/03): the widest answer the quick profile may give
+		Target:         0.01,      // the precision it works toward: more replicates where an interval is wider, up to 36 a pair and 3 minutes
+		MaxReplicates:  36,
+		Extend:         3 * 60e9,
 		// The short form: 32 MiB of four value sizes, 3 servers each.
 		Memory: &MemoryProfile{Target: 32 << 20, Sizes: "64:40,1K:30,4K:20,16K:10", Overwrite: 0.5, Delete: 0.3, Defrag: 3e9, Replicates: 3},
 	}
@@ -985,8 +988,30 @@ func DefaultProfiles() map[string]Profile {
 	full.Runtimes = RuntimesFirst
 	full.Budget = 3 * 3600e9
 	full.Resolution = 0.005
+	full.Target = 0.005
+	full.MaxReplicates = 96
+	full.Extend = 30 * 60e9
 	full.Memory = &MemoryProfile{Target: 512 << 20, Sizes: "uniform:64-16K", Overwrite: 0.5, Delete: 0.3, Defrag: 30e9, Replicates: 6}
 	return map[string]Profile{"quick": quick, "full": full}
+}
+
+// share reads a share written as a percentage (1.5%) or a fraction
+// (0.015), above 0 and below 1; what says what the share is, for the error.
+func (c *collector) share(n *yaml.Node, path, what string) (float64, bool) {
+	s, ok := c.str(n, path)
+	if !ok {
+		return 0, false
+	}
+	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || !(v > 0 && v < 1) {
+		c.errf(deref(n), path, "%q: want %s, as a percentage (1.5%%) or a fraction (0.015), above 0 and below 100%%", s, what)
+		return 0, false
+	}
+	return v, true
 }
 
 func (c *collector) duration(n *yaml.Node, path string, allowZero bool) (d time.Duration, ok bool) {
@@ -1018,6 +1043,7 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 		pr.Name = p.key
 		pr.Tests = append([]string(nil), pr.Tests...)
 		pr.Pipelines = append([]int(nil), pr.Pipelines...)
+		setMax := false
 		for _, f := range c.pairs(p.v, path, profileFields) {
 			fp := join(path, f.key)
 			switch f.key {
@@ -1110,21 +1136,34 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 			case "memory":
 				pr.Memory = c.memoryProfile(f.v, fp, pr.Memory)
 			case "resolution":
-				s, ok := c.str(f.v, fp)
-				if !ok {
-					continue
+				if v, ok := c.share(f.v, fp, "the widest interval half-width the answer may have"); ok {
+					pr.Resolution = v
 				}
-				num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
-				v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-				if pct {
-					v /= 100
+			case "target":
+				if v, ok := c.share(f.v, fp, "the interval half-width the bench adds replicates toward"); ok {
+					pr.Target = v
 				}
-				if err != nil || !(v > 0 && v < 1) {
-					c.errf(deref(f.v), fp, "%q: want the widest interval half-width the answer may have, as a percentage (1.5%%) or a fraction (0.015), above 0 and below 100%%", s)
-					continue
+			case "max_replicates":
+				if v, ok := c.integer(f.v, fp); ok {
+					pr.MaxReplicates, setMax = v, true
 				}
-				pr.Resolution = v
+			case "extend":
+				if d, ok := c.duration(f.v, fp, true); ok {
+					pr.Extend = d
+				}
 			}
+		}
+		if !setMax && pr.MaxReplicates < pr.Replicates {
+			pr.MaxReplicates = pr.Replicates // more fixed replicates than the inherited cap: none added
+		}
+		if pr.Target > 0 && pr.MaxReplicates < pr.Replicates {
+			c.errf(p.k, path, "max_replicates (%d) is below replicates (%d): it counts the fixed replicates too", pr.MaxReplicates, pr.Replicates)
+		}
+		if pr.MaxReplicates%2 != 0 {
+			c.errf(p.k, path, "max_replicates (%d) must be even: replicates are added two at a time, one with each side first", pr.MaxReplicates)
+		}
+		if pr.Target > 0 && pr.Resolution > 0 && pr.Target > pr.Resolution {
+			c.errf(p.k, path, "target (±%.2f%%) is wider than resolution (±%.2f%%): the bench would stop adding replicates short of what the answer needs", 100*pr.Target, 100*pr.Resolution)
 		}
 		if pr.Replicates%2 != 0 {
 			c.errf(p.k, path, "replicates (%d) must be even: each pair is measured with the sides swapped in half of its replicates", pr.Replicates)

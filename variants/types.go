@@ -180,7 +180,8 @@ type Profile struct {
 	// the primary reference, and the primary reference against itself
 	// (the A/A control), each in Replicates fresh pairs of containers
 	// (sides swapped in half), Windows measured windows per benchmark in
-	// each. Fixed before measuring: no result depends on when it stopped.
+	// each. These are fixed before measuring; where Target is set, more
+	// are added afterwards, decided by the intervals' widths (see Target).
 	Replicates     int    `json:"replicates"`
 	Windows        int    `json:"windows"`
 	AxisReplicates int    `json:"axis_replicates"` // the primary reference under each other runtime vs the first (0 = no axes)
@@ -196,6 +197,16 @@ type Profile struct {
 	// primary family's intervals may have. A run that does not reach it
 	// gives no answer.
 	Resolution float64 `json:"resolution,omitempty"`
+	// Target is the precision the bench works toward (0 = none): after the
+	// fixed replicates, the pairs of the primary family whose simultaneous
+	// interval is wider than ±Target get more replicates, balanced between
+	// the sides and interleaved with as many of the A/A control, round by
+	// round, until each is within it, has MaxReplicates, or Extend has been
+	// spent. What decides is each interval's width, never its estimate, so
+	// stopping cannot steer a verdict.
+	Target        float64       `json:"target,omitempty"`
+	MaxReplicates int           `json:"max_replicates,omitempty"` // per pair, the fixed ones included (0 = no more than replicates)
+	Extend        time.Duration `json:"extend,omitempty"`         // the most time spent adding replicates after the fixed design (0 = none)
 
 	// Memory is the memory workload (nil: none): what each allocator does
 	// with the same dataset, measured on fresh servers.
