@@ -108,8 +108,12 @@ func (s *session) extend(ctx context.Context) error {
 		plan := planRound(hw, complete, swapped, s.planned, s.primary, p, 0)
 		pace := s.pace()
 		left := p.Extend - time.Since(start)
-		if time.Duration(len(pending)+plan.size())*pace > left {
-			plan = planRound(hw, complete, swapped, s.planned, s.primary, p, 2) // the least round that still balances the sides
+		if time.Duration(len(pending)+plan.size())*pace > left && len(plan.keys) > 0 {
+			// As many a pair as fit, an even number, at least the two
+			// that keep the sides balanced (a round that does not fit
+			// even so is not started, below).
+			fit := int(left/pace) - len(pending)
+			plan = planRound(hw, complete, swapped, s.planned, s.primary, p, max(2, fit/len(plan.keys)&^1))
 		}
 		batch := append(pending, plan.slots(s, next)...)
 		pending = nil
