@@ -39,6 +39,7 @@ import (
 type Image struct {
 	Name      string `json:"name"`               // variant or reference name
 	ID        string `json:"id,omitempty"`       // variants.Variant.ID
+	ImageID   string `json:"image_id,omitempty"` // the image ID (config digest): every record of it names this one
 	Ref       string `json:"ref"`                // Docker Engine reference
 	Reference bool   `json:"reference"`          // a reference rather than a tuned variant
 	Verified  string `json:"verified,omitempty"` // verify status: "passed", "failed", "" (never verified)
@@ -118,6 +119,7 @@ type Summary struct {
 	LostTests         []string      `json:"lost_tests,omitempty"` // benchmarks lost from a replicate, with why
 	StandIns          int           `json:"stand_ins,omitempty"`  // replicates on disk that stand in for a short one
 	Resumed           int           `json:"resumed"`              // trials found from an earlier run
+	Stale             int           `json:"stale,omitempty"`      // records of an earlier image of the same name, set aside (.stale) and measured again
 	Done              int           `json:"done"`                 // trials finished by this run
 	Total             int           `json:"total"`                // trials on disk now
 	BudgetSpent       bool          `json:"budget_spent"`
@@ -504,6 +506,12 @@ func (s *session) resume() error {
 	for _, sk := range append(badTrials, badReps...) {
 		fmt.Fprintf(s.log, "resuming: left out %v: measured again\n", sk)
 	}
+	trials = keepCurrent(s, trials, func(t rank.Trial) (string, []string) {
+		return TrialRel(cellOf(t), t.Rep), []string{t.Variant, t.ImageID}
+	})
+	reps = keepCurrent(s, reps, func(r rank.Replicate) (string, []string) {
+		return PairRel(r.PairKey, r.Rep), []string{r.Image, r.ImageID, r.Base, r.BaseID}
+	})
 	s.trials = trials
 	s.sum.Resumed = len(trials)
 	mem, badMem, err := results.LoadMemory(s.o.Run)
@@ -581,7 +589,8 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 	rel := PairRel(sl.key, sl.rep)
 	rep := s.repByRel[rel]
 	if rep == nil {
-		rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: s.seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: s.cpuModel}
+		rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: s.seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: s.cpuModel,
+			ImageID: s.byName[sl.key.Image].ImageID, BaseID: s.byName[sl.key.Base].ImageID}
 		s.seq++
 		s.repByRel[rel] = rep
 	}
@@ -674,7 +683,7 @@ func (s *session) trial(ctx context.Context, u unit) error {
 		return nil
 	}
 	t.Rep, t.Seq, t.CPUModel = u.rep, s.seq, s.cpuModel
-	t.VariantID, t.Reference = im.ID, im.Reference
+	t.VariantID, t.ImageID, t.Reference = im.ID, im.ImageID, im.Reference
 	if err := s.o.Run.WriteJSON(TrialRel(c, t.Rep), t); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
@@ -989,4 +998,34 @@ func clientShare(res loadgen.Result, cpu, wall time.Duration, ncpu int) float64 
 		return 0
 	}
 	return cpu.Seconds() / wall.Seconds() / float64(ncpu)
+}
+
+// keepCurrent returns the records that describe the images benchmarked
+// now; each other one (of an image of the same name built since, or of no
+// named image) is renamed to <file>.stale, out of every reader's way, and
+// measured again. ids gives a record's file and its (name, image ID)
+// pairs; a name whose current image ID is unknown is not judged.
+func keepCurrent[T any](s *session, recs []T, ids func(T) (string, []string)) []T {
+	out := recs[:0]
+	for _, r := range recs {
+		rel, nv := ids(r)
+		stale := ""
+		for i := 0; i+1 < len(nv); i += 2 {
+			if im, ok := s.byName[nv[i]]; ok && im.ImageID != "" && im.ImageID != nv[i+1] {
+				stale = fmt.Sprintf("%s is image %q now, the record's is %q", nv[i], im.ImageID, nv[i+1])
+				break
+			}
+		}
+		if stale == "" {
+			out = append(out, r)
+			continue
+		}
+		if err := os.Rename(s.o.Run.Path(rel), s.o.Run.Path(rel)+".stale"); err != nil {
+			fmt.Fprintf(s.log, "resuming: %s: %s, and setting it aside failed: %v\n", rel, stale, err)
+			continue
+		}
+		fmt.Fprintf(s.log, "resuming: %s describes another image (%s): set aside as %s.stale, measured again\n", rel, stale, rel)
+		s.sum.Stale++
+	}
+	return out
 }

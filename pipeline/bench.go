@@ -180,8 +180,13 @@ func benchImages(run *results.Run, only []string) ([]bench.Image, []string, erro
 			warnings = append(warnings, fmt.Sprintf("skipping %s: its build result names no image", name))
 			continue
 		}
-		imgs = append(imgs, bench.Image{Name: name, ID: b.Variant.ID, Ref: b.Image, Reference: b.Variant.IsReference(),
-			Verified: reports[name].Status})
+		verified := reports[name].Status
+		if r, ok := reports[name]; ok && r.ImageID != b.ConfigDigest {
+			verified = "" // a verification of another image (built before this one) proves nothing of it
+			warnings = append(warnings, fmt.Sprintf("%s: its verification describes image %q, not the one built (%s): not verified", name, r.ImageID, b.ConfigDigest))
+		}
+		imgs = append(imgs, bench.Image{Name: name, ID: b.Variant.ID, ImageID: b.ConfigDigest, Ref: b.Image, Reference: b.Variant.IsReference(),
+			Verified: verified})
 	}
 	return imgs, warnings, nil
 }

@@ -52,7 +52,7 @@ func publishedFixture(t *testing.T, dir, imgID, engineRef string) *results.Run {
 	for _, err := range []error{
 		run.WritePlan(&variants.Plan{Variants: []variants.Variant{v}, References: []variants.Variant{ref}}),
 		run.WriteJSON(results.BuildRel("gcc-o2"), b),
-		verify.Write(run, verify.Report{Variant: "gcc-o2", ID: v.ID, Status: verify.StatusPassed, Profile: "quick",
+		verify.Write(run, verify.Report{Variant: "gcc-o2", ID: v.ID, ImageID: b.ConfigDigest, Status: verify.StatusPassed, Profile: "quick",
 			Suite: verify.Suite{Ran: true, Passed: 100}, Checks: []verify.Check{{Name: "ping", OK: true}}}),
 		run.WriteRanking(&rk),
 		run.WriteMachine(results.Machine{CPUModel: "Fixture CPU A", CPUs: 64, Level: "v4", Kernel: "6.1", Cgroup: "v2"}),

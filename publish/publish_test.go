@@ -44,6 +44,9 @@ type fixtureVariant struct {
 	rank   int
 	build  string // build status ("" = ok)
 	verify string // verify status ("" = passed, "none" = no report)
+	// verifiedAs is the image ID the verification names ("" = the build's
+	// config digest): another one is a record of an image built before.
+	verifiedAs string
 }
 
 // standardFixture: gcc-o3-native is fastest, separated from gcc-o3-v3; a
@@ -91,9 +94,12 @@ func writeFixture(t *testing.T, vs []fixtureVariant, configs map[string]string) 
 			t.Fatal(err)
 		}
 		if f.verify != "none" {
-			r := verify.Report{Variant: f.name, ID: v.ID, Status: verify.StatusPassed, Profile: "quick",
+			r := verify.Report{Variant: f.name, ID: v.ID, ImageID: configs[f.name], Status: verify.StatusPassed, Profile: "quick",
 				Suite:  verify.Suite{Ran: true, Passed: 120, Known: 1},
 				Checks: []verify.Check{{Name: "ping", OK: true}, {Name: "allocator", OK: true}}}
+			if f.verifiedAs != "" {
+				r.ImageID = f.verifiedAs
+			}
 			if f.verify != "" {
 				r.Status = f.verify
 				r.Problems = []string{"2 test(s) failed: \"SET and GET\" (unit/basic)"}
@@ -175,6 +181,35 @@ func TestSelectAllTagsAndRefusals(t *testing.T) {
 	}
 	if got, ok := sel.Images[0].Meta[KeyBestTiedWith]; ok {
 		t.Errorf("best tied-with = %q on a separated best", got)
+	}
+}
+
+// TestSelectRefusesAnotherImagesVerification: the file was edited and
+// gcc-o3-native rebuilt after it was verified: its "passed" describes the
+// image built before, so publish refuses the new one and names both.
+func TestSelectRefusesAnotherImagesVerification(t *testing.T) {
+	vs := append([]fixtureVariant(nil), standardFixture...)
+	vs[0].verifiedAs = "sha256:0123456789ab0123456789ab"
+	configs := map[string]string{}
+	for _, f := range vs {
+		configs[f.name] = "sha256:" + strings.Repeat(f.name[:1], 24)
+	}
+	run := writeFixture(t, vs, configs)
+	sel, err := Select(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sel.Images {
+		if s.Variant.Name == "gcc-o3-native" {
+			t.Fatalf("published gcc-o3-native under another image's verification")
+		}
+	}
+	why := refusedOf(sel)["gcc-o3-native"]
+	if !strings.Contains(why, "sha256:0123456789ab, not sha256:gggggggggggg") || !strings.Contains(why, "verify again") {
+		t.Fatalf("refusal %q", why)
+	}
+	if _, ok := refusedOf(sel)["gcc-o3-v3"]; ok {
+		t.Fatalf("gcc-o3-v3, verified as the image it is, was refused: %v", refusedOf(sel))
 	}
 }
 

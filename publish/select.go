@@ -336,7 +336,7 @@ func eligibleCandidates(run *results.Run, st rank.Standings, builds map[string]r
 			refuse(fmt.Sprintf("variant %q has no image reference in its build result", e.Image))
 			continue
 		}
-		if ok, why := verify.Passed(run, e.Image); !ok {
+		if ok, why := verify.Passed(run, e.Image, b.ConfigDigest); !ok {
 			refuse(why)
 			continue
 		}

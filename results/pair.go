@@ -161,7 +161,11 @@ type Replicate struct {
 	// ImageReference: the pair's Image is itself a reference (the second
 	// reference, or the primary one in the control and on the axes).
 	ImageReference bool `json:"image_reference"`
-	Seq            int  `json:"seq"` // global order in which replicates were scheduled
+	// ImageID and BaseID are the image IDs (config digests) of the two
+	// sides: a replicate describes those images and no others.
+	ImageID string `json:"image_id,omitempty"`
+	BaseID  string `json:"base_id,omitempty"`
+	Seq     int    `json:"seq"` // global order in which replicates were scheduled
 	// Swapped: the image's server is in slot B (its container started
 	// second and its generator launched second); sides are swapped in
 	// half of each pair's replicates.

@@ -9,11 +9,12 @@ import (
 // configuration, one test at one pipeline depth, one repetition. The bench
 // stage writes each as trials/<...>.json the moment it finishes.
 type Trial struct {
-	Variant   string `json:"variant"`    // variant or reference name
-	VariantID string `json:"variant_id"` // variants.Variant.ID
-	Reference bool   `json:"reference"`  // a reference (stock, official) rather than a tuned variant
-	Runtime   string `json:"runtime"`    // runtime configuration name
-	Test      string `json:"test"`       // loadgen test name, e.g. SET, LRANGE_100
+	Variant   string `json:"variant"`            // variant or reference name
+	VariantID string `json:"variant_id"`         // variants.Variant.ID
+	ImageID   string `json:"image_id,omitempty"` // the image ID (config digest) measured
+	Reference bool   `json:"reference"`          // a reference (stock, official) rather than a tuned variant
+	Runtime   string `json:"runtime"`            // runtime configuration name
+	Test      string `json:"test"`               // loadgen test name, e.g. SET, LRANGE_100
 	Clients   int    `json:"clients"`
 	Pipeline  int    `json:"pipeline"`
 	Rep       int    `json:"rep"` // repetition number for this (variant, runtime, test, pipeline), from 0

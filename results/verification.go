@@ -16,10 +16,11 @@ type Verification struct {
 	Variant  string        `json:"variant"`
 	ID       string        `json:"id"`
 	Image    string        `json:"image"`
-	Pulled   string        `json:"pulled,omitempty"` // repository@digest, when the image was pulled rather than built
-	Status   string        `json:"status"`           // "passed", "failed"
-	Profile  string        `json:"profile"`          // quick, full
-	Suite    Suite         `json:"suite"`            // runtest in the build
+	ImageID  string        `json:"image_id,omitempty"` // the image ID (config digest) verified: a record describes that image and no other
+	Pulled   string        `json:"pulled,omitempty"`   // repository@digest, when the image was pulled rather than built
+	Status   string        `json:"status"`             // "passed", "failed"
+	Profile  string        `json:"profile"`            // quick, full
+	Suite    Suite         `json:"suite"`              // runtest in the build
 	External *Suite        `json:"external,omitempty"`
 	Checks   []Check       `json:"checks"`
 	Problems []string      `json:"problems,omitempty"` // why Status is "failed", one line each

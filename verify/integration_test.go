@@ -108,7 +108,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 	if r.External == nil || r.External.Passed < 20 {
 		t.Fatalf("external: %+v", r.External)
 	}
-	if ok, why := Passed(run, v.Name); !ok {
+	if ok, why := Passed(run, v.Name, target.ID); !ok {
 		t.Fatal(why)
 	}
 
@@ -123,7 +123,7 @@ func TestVerifyEndToEnd(t *testing.T) {
 	if counted.n != 0 || r2.ReusedFrom != filepath.Base(run.Dir) || r2.Status != StatusPassed || r2.ProofKey == "" || r2.ProofKey != r.ProofKey {
 		t.Fatalf("unchanged image verified again (%d runs) or not reused: %+v", counted.n, r2)
 	}
-	if ok, why := Passed(run2, v.Name); !ok {
+	if ok, why := Passed(run2, v.Name, target.ID); !ok {
 		t.Fatal(why)
 	}
 

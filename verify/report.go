@@ -76,13 +76,19 @@ func Write(run *results.Run, r Report) error {
 
 // Passed reports whether variant name was verified and passed in run; when
 // not, it says why.
-func Passed(run *results.Run, name string) (bool, string) {
+func Passed(run *results.Run, name, imageID string) (bool, string) {
 	var r Report
 	if err := run.ReadJSON(Rel(name), &r); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false, fmt.Sprintf("variant %q has not been verified (no %s)", name, run.Path(Rel(name)))
 		}
 		return false, fmt.Sprintf("variant %q: %v", name, err)
+	}
+	if imageID != "" && r.ImageID != imageID {
+		if r.ImageID == "" {
+			return false, fmt.Sprintf("variant %q: its verification (%s) names no image ID, so it cannot be told to describe %s: verify again", name, run.Path(Rel(name)), imageID)
+		}
+		return false, fmt.Sprintf("variant %q: its verification describes image %s, not %s (the image built since): verify again", name, short(r.ImageID), short(imageID))
 	}
 	if r.Status != StatusPassed {
 		why := strings.Join(r.Problems, "; ")

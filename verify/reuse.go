@@ -117,7 +117,7 @@ func (ru *reuser) Verify(ctx context.Context, v variants.Variant, t Target) Repo
 	path := filepath.Join(ru.dir, key+".json")
 	if p, err := readProof(path); err == nil && p.Key == key && p.Report.Status == StatusPassed {
 		r := p.Report
-		r.Variant, r.Image, r.ReusedFrom, r.ProofKey = v.Name, t.Image, p.Run, key
+		r.Variant, r.Image, r.ImageID, r.ReusedFrom, r.ProofKey = v.Name, t.Image, t.ID, p.Run, key // the key holds t.ID
 		return r
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) && ru.o.Log != nil {
 		fmt.Fprintf(ru.o.Log, "verify %s: the kept proof %s is unreadable (%v): verifying again\n", v.Name, path, err)

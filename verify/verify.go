@@ -100,7 +100,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 	if v.Redis == "" {
 		v.Redis = t.Redis
 	}
-	r := Report{Variant: v.Name, ID: v.ID, Image: image, Profile: vf.Opt.Profile}
+	r := Report{Variant: v.Name, ID: v.ID, Image: image, ImageID: t.ID, Profile: vf.Opt.Profile}
 	if t.Pulled != nil {
 		r.Pulled = t.Pulled.Resolved + "@" + t.Pulled.Digest
 	}

@@ -268,20 +268,28 @@ func TestReportsAndPassed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, why := Passed(run, "a"); ok || !strings.Contains(why, "not been verified") {
+	if ok, why := Passed(run, "a", ""); ok || !strings.Contains(why, "not been verified") {
 		t.Fatal(why)
 	}
-	if err := Write(run, Report{Variant: "a", Status: StatusPassed}); err != nil {
+	if err := Write(run, Report{Variant: "a", ImageID: "sha256:aaaaaaaaaaaaaaaa", Status: StatusPassed}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Write(run, Report{Variant: "b", Status: StatusFailed, Problems: []string{"check allocator: MISMATCH"}}); err != nil {
 		t.Fatal(err)
 	}
 	results.WriteFile(run.Path("verify", "b.runtest.log"), []byte("x"))
-	if ok, _ := Passed(run, "a"); !ok {
+	if ok, _ := Passed(run, "a", "sha256:aaaaaaaaaaaaaaaa"); !ok {
 		t.Fatal("a passed")
 	}
-	if ok, why := Passed(run, "b"); ok || !strings.Contains(why, "allocator") {
+	// The file was edited and a rebuilt "a" is another image: its old
+	// verification proves nothing of it.
+	if ok, why := Passed(run, "a", "sha256:bbbbbbbbbbbbbbbb"); ok || !strings.Contains(why, "sha256:aaaaaaaaaaaa, not sha256:bbbbbbbbbbbb") {
+		t.Fatalf("a verification of another image passed: %s", why)
+	}
+	if ok, why := Passed(run, "b", ""); ok || !strings.Contains(why, "allocator") {
+		t.Fatal(why)
+	}
+	if ok, why := Passed(run, "b", "sha256:b"); ok || !strings.Contains(why, "names no image ID") {
 		t.Fatal(why)
 	}
 	all, skipped, err := results.LoadVerifications(run)
@@ -350,7 +358,7 @@ func TestRecordWritesVerdictsOnly(t *testing.T) {
 	if r := Record(run, fixed(StatusPassed)).Verify(context.Background(), v, Target{Image: "img:a"}); r.Status != StatusPassed {
 		t.Fatal(r)
 	}
-	if ok, why := Passed(run, "a"); !ok {
+	if ok, why := Passed(run, "a", ""); !ok {
 		t.Fatalf("the passed report was not written: %s", why)
 	}
 	v.Name = "b"
