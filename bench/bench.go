@@ -521,6 +521,9 @@ func (s *session) resume() error {
 	for _, sk := range badMem {
 		fmt.Fprintf(s.log, "resuming: left out %v: measured again\n", sk)
 	}
+	mem = keepCurrent(s, mem, func(t results.MemoryTrial) (string, []string) {
+		return results.MemoryRel(t.Image, t.Control, t.Rep), []string{t.Image, t.ImageID}
+	})
 	s.doneMem, s.memRetried = map[string]bool{}, map[string]bool{}
 	for _, t := range mem {
 		if !t.OOM {

@@ -107,7 +107,7 @@ func (s *session) memory(ctx context.Context, u unit) error {
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
-	t.Image, t.VariantID, t.Reference, t.Control, t.Rep, t.Seq, t.CPUModel = im.Name, im.ID, im.Reference, sl.control, sl.rep, s.seq, s.cpuModel
+	t.Image, t.VariantID, t.ImageID, t.Reference, t.Control, t.Rep, t.Seq, t.CPUModel = im.Name, im.ID, im.ImageID, im.Reference, sl.control, sl.rep, s.seq, s.cpuModel
 	if err != nil {
 		t.Error = err.Error()
 	}

@@ -27,6 +27,7 @@ func TestResumeSetsAsideAnotherImagesRecords(t *testing.T) {
 	o.Trials = 1
 	o.Profile.Replicates, o.Profile.Windows, o.Profile.AxisReplicates = 2, 1, 0
 	o.Profile.Runtimes = variants.RuntimesFirst
+	o.Profile.Memory = &variants.MemoryProfile{Target: 4 << 20, Sizes: "uniform:1K-4K", Overwrite: 0.5, Delete: 0.3, Replicates: 1}
 	if _, err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +48,9 @@ func TestResumeSetsAsideAnotherImagesRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// b's two replicates against a and its one standalone trial (SET under host).
-	if sum.Stale != 3 || sum.Replicates != 4 || sum.Total != 3 {
+	// b's two replicates against a, its one standalone trial (SET under host)
+	// and its memory server.
+	if sum.Stale != 4 || sum.Replicates != 4 || sum.Total != 3 {
 		t.Fatalf("resumed after b was rebuilt: %d stale, %d replicates, %d trials", sum.Stale, sum.Replicates, sum.Total)
 	}
 	after, _, _ := results.LoadReplicates(o.Run)
@@ -71,9 +73,18 @@ func TestResumeSetsAsideAnotherImagesRecords(t *testing.T) {
 			t.Errorf("trial of %s names image %q, want %q", tr.Variant, tr.ImageID, want)
 		}
 	}
+	mem, _, err := results.LoadMemory(o.Run)
+	if err != nil || len(mem) != 3 {
+		t.Fatalf("%d memory trials, %v", len(mem), err)
+	}
+	for _, m := range mem {
+		if want := map[string]string{"a": "sha256:a1", "b": "sha256:b2"}[m.Image]; m.ImageID != want {
+			t.Errorf("memory trial of %s names image %q, want %q", m.Name(), m.ImageID, want)
+		}
+	}
 	stale, _ := filepath.Glob(filepath.Join(o.Run.Dir, "*", "*", "*.stale"))
 	more, _ := filepath.Glob(filepath.Join(o.Run.Dir, "*", "*", "*", "*.stale"))
-	if n := len(stale) + len(more); n != 3 {
-		t.Fatalf("%d records set aside on disk (%v %v), want 3", n, stale, more)
+	if n := len(stale) + len(more); n != 4 {
+		t.Fatalf("%d records set aside on disk (%v %v), want 4", n, stale, more)
 	}
 }

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,12 +46,16 @@ func Rank(ctx context.Context, c Config, primary string) error {
 		}
 		return fmt.Errorf("no trial in %s and no pair in %s: run `redis-variants bench --run %s` first", run.Path("trials"), run.Path("pairs"), dir)
 	}
-	rc, th := rankContext(run, primary)
+	rc, th, problems := rankContext(run, primary)
 	rc.Generated = time.Now()
 	imageSizes(ctx, rc.Images)
 	for _, s := range bad {
 		fmt.Fprintf(c.Err, "warning: left out %v (bench --run %s measures it again)\n", s, dir)
 		rc.Notes = append(rc.Notes, "left out: "+s.Error())
+	}
+	for _, p := range problems {
+		fmt.Fprintf(c.Err, "warning: %s\n", p)
+		rc.Notes = append(rc.Notes, p)
 	}
 	stage := report.Reports(rank.Record(&rank.Ranker{Thresholds: th, Memory: mem}, run), run, rc)
 	r, err := stage.Rank(ctx, trials, reps)
@@ -71,16 +77,30 @@ func Rank(ctx context.Context, c Config, primary string) error {
 
 // rankContext gathers what the report says about the run from the files
 // earlier stages left (plan.json, bench.json, builds/, verify/), each
-// optional, and the thresholds the plan implies.
-func rankContext(run *results.Run, primary string) (report.Context, rank.Thresholds) {
-	ctx := report.Context{RunID: filepath.Base(run.Dir)}
-	th := rank.DefaultThresholds()
+// optional, and the thresholds the plan implies. problems names each of
+// those files that is there and cannot be read, and what the report lacks
+// for it: nothing is dropped without a word.
+func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.Thresholds, problems []string) {
+	ctx = report.Context{RunID: filepath.Base(run.Dir)}
+	th = rank.DefaultThresholds()
 	th.Primary = primary
 
 	plan, perr := run.Plan()
-	if bj, err := bench.LoadSummary(run); err == nil && bj.Profile != "" {
+	if perr != nil && !errors.Is(perr, fs.ErrNotExist) {
+		problems = append(problems, fmt.Sprintf("the run's plan cannot be read (%v): the report lists no build facts, verification or profile thresholds", perr))
+	}
+	bj, berr := bench.LoadSummary(run)
+	if berr != nil && !errors.Is(berr, fs.ErrNotExist) {
+		problems = append(problems, fmt.Sprintf("the bench's summary cannot be read (%v): the report names no profile", berr))
+	}
+	if berr == nil && bj.Profile != "" {
 		ctx.Profile = bj.Profile
-		if p, ok := plan.Profiles[bj.Profile]; perr == nil && ok {
+		var p variants.Profile
+		ok := false
+		if perr == nil {
+			p, ok = plan.Profiles[bj.Profile]
+		}
+		if ok {
 			ctx.Profile = fmt.Sprintf("%s: tests %s, %d clients, pipelines %v, %d-byte values, keyspace %d prefilled; co-scheduled pairs: %d replicates%s x %d windows of %s per test after %s warm-up on fresh servers, %s before each later test (runtimes: %s; axes: %d replicates); %d standalone trial(s) per image, runtime and test",
 				p.Name, strings.Join(p.Tests, " "), p.Clients, p.Pipelines, p.DataSize, p.Keyspace, p.Replicates, extendsTo(p), p.Windows, p.Duration, p.Warmup, p.WarmupNext, p.Runtimes, p.AxisReplicates, p.Trials)
 			if p.Trials > 0 {
@@ -93,10 +113,22 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		}
 	}
 	if perr != nil {
-		return ctx, th
+		return ctx, th, problems
 	}
-	builds, _, _ := results.LoadBuilds(run)         // a bad record: the image is listed without its build facts
-	reports, _, _ := results.LoadVerifications(run) // likewise without its verification
+	builds, badBuilds, err := results.LoadBuilds(run)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("the build records cannot be read (%v): no image is listed with its build facts", err))
+	}
+	for _, s := range badBuilds {
+		problems = append(problems, fmt.Sprintf("build record left out (%v): its image is listed without its build facts", s))
+	}
+	reports, badReports, err := results.LoadVerifications(run)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("the verification records cannot be read (%v): every image is listed as unverified", err))
+	}
+	for _, s := range badReports {
+		problems = append(problems, fmt.Sprintf("verification record left out (%v): its image is listed as unverified", s))
+	}
 	if th.Primary == "" && len(plan.References) > 0 {
 		th.Primary = plan.References[0].Name
 	}
@@ -134,6 +166,9 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		}
 		if vr, ok := reports[v.Name]; ok {
 			info.Verify = vr.Summary()
+			if b, built := builds[v.Name]; built && b.ConfigDigest != "" && vr.ImageID != b.ConfigDigest {
+				info.Verify = fmt.Sprintf("not verified: the verification describes image %q, not this one", vr.ImageID)
+			}
 		}
 		ctx.Images = append(ctx.Images, info)
 	}
@@ -141,7 +176,7 @@ func rankContext(run *results.Run, primary string) (report.Context, rank.Thresho
 		ri, rj := ctx.Images[i].Kind != variants.KindVariant, ctx.Images[j].Kind != variants.KindVariant
 		return ri && !rj
 	})
-	return ctx, th
+	return ctx, th, problems
 }
 
 // imageSizes fills the sizes builds recorded before they were recorded,

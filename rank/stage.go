@@ -32,6 +32,9 @@ func (r *Ranker) Rank(ctx context.Context, trials []Trial, reps []Replicate) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := oneImageEach(trials, reps, r.Memory); err != nil {
+		return nil, err
+	}
 	rk := Rank(trials, reps, r.Thresholds)
 	if len(r.Memory) > 0 {
 		primary := rk.Thresholds.Primary

@@ -16,6 +16,7 @@ import (
 type MemoryTrial struct {
 	Image     string `json:"image"`
 	VariantID string `json:"variant_id,omitempty"`
+	ImageID   string `json:"image_id,omitempty"` // the image ID (config digest) whose server this was
 	Reference bool   `json:"reference,omitempty"`
 	// Control marks the primary reference's second set of servers, its
 	// A/A control: the same image, so its true ratio to the first is 1.

@@ -92,3 +92,67 @@ func TestRankCommand(t *testing.T) {
 		t.Errorf("empty run: err = %v, want a 'no trial' error", err)
 	}
 }
+
+// TestRankNamesUnreadableRecords: a plan.json that cannot be decoded
+// beside a bench.json that names a profile crashed rank (the plan's
+// profiles were read before its error), and an unreadable verification
+// record left its image silently without a verification. Now both are
+// warnings, on stderr and among the report's notes.
+func TestRankNamesUnreadableRecords(t *testing.T) {
+	writeTrials := func(t *testing.T, run *results.Run) {
+		for img, f := range map[string]float64{"stock": 1, "fast": 1.3} {
+			for rep := 0; rep < 4; rep++ {
+				tr := rank.Trial{Variant: img, Reference: img == "stock", Runtime: "host", Test: "SET", Pipeline: 1, Rep: rep,
+					OpsPerSec: 1e5 * f * (1 + 0.01*float64(rep)), P50Ms: 0.4, P99Ms: 1}
+				if err := run.WriteJSON(fmt.Sprintf("trials/%s/host/SET-P1-%d.json", img, rep), tr); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	rankRun := func(t *testing.T, runs string) (string, string) {
+		root := newRoot()
+		var out, errOut bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs([]string{"rank", "--runs", runs})
+		root.Execute() // no answer from so few trials is an error; the warnings are what is judged
+		return out.String(), errOut.String()
+	}
+
+	t.Run("plan", func(t *testing.T) {
+		runs := t.TempDir()
+		run := &results.Run{Dir: filepath.Join(runs, "20261203-120000")}
+		writeTrials(t, run)
+		os.WriteFile(run.Path("plan.json"), []byte(`{"references": [`), 0o644)
+		if err := run.WriteJSON(results.BenchFile, map[string]any{"profile": "quick"}); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut := rankRun(t, runs)
+		if !strings.Contains(errOut, "the run's plan cannot be read") {
+			t.Fatalf("stderr does not name the unreadable plan:\n%s", errOut)
+		}
+		md, _ := os.ReadFile(run.Path("report.md"))
+		if !strings.Contains(string(md), "the run's plan cannot be read") {
+			t.Errorf("report.md does not name the unreadable plan:\n%s", md)
+		}
+	})
+	t.Run("verification", func(t *testing.T) {
+		runs := t.TempDir()
+		run := &results.Run{Dir: filepath.Join(runs, "20261203-120000")}
+		writeTrials(t, run)
+		plan := variants.Plan{
+			References: []variants.Variant{{Name: "stock", Kind: variants.KindDistro}},
+			Variants:   []variants.Variant{{Name: "fast", Kind: variants.KindVariant, Opt: "O3", Compiler: variants.Compiler{Family: "gcc", Version: "12"}}},
+		}
+		if err := run.WriteJSON("plan.json", plan); err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(run.Path("verify"), 0o755)
+		os.WriteFile(run.Path("verify", "fast.json"), []byte(`{"variant": "fast", "status": `), 0o644)
+		_, errOut := rankRun(t, runs)
+		if !strings.Contains(errOut, "verification record left out") || !strings.Contains(errOut, "fast.json") {
+			t.Fatalf("stderr does not name the unreadable verification:\n%s", errOut)
+		}
+	})
+}
