@@ -166,6 +166,15 @@ func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.
 		}
 		if vr, ok := reports[v.Name]; ok {
 			info.Verify = vr.Summary()
+			if d := vr.Discovered; d != nil {
+				// a pulled image: what verification found it to be
+				if info.Allocator == "" && d.Allocator != "" {
+					info.Allocator = d.Allocator + " (found)"
+				}
+				if info.Libc == "" && d.Libc != "" {
+					info.Libc = d.Libc + " (found)"
+				}
+			}
 			if b, built := builds[v.Name]; built && b.ConfigDigest != "" && vr.ImageID != b.ConfigDigest {
 				info.Verify = fmt.Sprintf("not verified: the verification describes image %q, not this one", vr.ImageID)
 			}

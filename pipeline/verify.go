@@ -110,14 +110,8 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 	if o.NoTable {
 		out = io.Discard
 	}
-	fmt.Fprintf(out, "%-28s %-7s %7s %6s %5s %7s %8s %9s %8s\n", "VARIANT", "STATUS", "PASSED", "FAILED", "KNOWN", "CHECKS", "EXTERNAL", "RUNTEST", "TIME")
+	fmt.Fprintf(out, "%-28s %-7s %7s %6s %5s %-12s %8s %9s %8s\n", "VARIANT", "STATUS", "PASSED", "FAILED", "KNOWN", "CHECKS", "EXTERNAL", "RUNTEST", "TIME")
 	for _, r := range reports {
-		okChecks := 0
-		for _, c := range r.Checks {
-			if c.OK {
-				okChecks++
-			}
-		}
 		ext := "-"
 		if r.External != nil {
 			ext = fmt.Sprintf("%d/%d", r.External.Passed, r.External.Passed+r.External.Failed)
@@ -130,8 +124,8 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 		if r.ReusedFrom != "" {
 			took = "reused"
 		}
-		fmt.Fprintf(out, "%-28s %-7s %7d %6d %5d %7s %8s %9s %8s\n", r.Variant, r.Status, r.Suite.Passed, r.Suite.Failed, r.Suite.Known,
-			fmt.Sprintf("%d/%d", okChecks, len(r.Checks)), ext, rt, took)
+		fmt.Fprintf(out, "%-28s %-7s %7d %6d %5d %-12s %8s %9s %8s\n", r.Variant, r.Status, r.Suite.Passed, r.Suite.Failed, r.Suite.Known,
+			results.CountChecks(r.Checks).String(), ext, rt, took)
 		for _, p := range r.Problems {
 			fmt.Fprintf(out, "    ! %s\n", firstLineOf(p))
 		}

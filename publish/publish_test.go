@@ -268,7 +268,7 @@ func TestSelectMeta(t *testing.T) {
 	if _, ok := m[KeyReportJSON]; ok {
 		t.Errorf("report.json digest present though the run has no report.json")
 	}
-	if !strings.Contains(m[KeyVerify], "suite 120 ok, 0 failed, 1 known") || !strings.Contains(m[KeyVerify], "checks 2/2 ok") {
+	if !strings.Contains(m[KeyVerify], "suite 120 ok, 0 failed, 1 known") || !strings.Contains(m[KeyVerify], "checks 2 of 2 passed") {
 		t.Errorf("verify summary %q", m[KeyVerify])
 	}
 	var scores []map[string]any

@@ -13,19 +13,22 @@ func VerificationRel(name string) string { return filepath.Join("verify", name+"
 // Verification is the verification of one entry, written by verify to
 // verify/<name>.json (VerificationRel).
 type Verification struct {
-	Variant  string        `json:"variant"`
-	ID       string        `json:"id"`
-	Image    string        `json:"image"`
-	ImageID  string        `json:"image_id,omitempty"` // the image ID (config digest) verified: a record describes that image and no other
-	Pulled   string        `json:"pulled,omitempty"`   // repository@digest, when the image was pulled rather than built
-	Status   string        `json:"status"`             // "passed", "failed"
-	Profile  string        `json:"profile"`            // quick, full
-	Suite    Suite         `json:"suite"`              // runtest in the build
-	External *Suite        `json:"external,omitempty"`
-	Checks   []Check       `json:"checks"`
-	Problems []string      `json:"problems,omitempty"` // why Status is "failed", one line each
-	Duration time.Duration `json:"duration"`
-	Finished time.Time     `json:"finished"`
+	Variant  string  `json:"variant"`
+	ID       string  `json:"id"`
+	Image    string  `json:"image"`
+	ImageID  string  `json:"image_id,omitempty"` // the image ID (config digest) verified: a record describes that image and no other
+	Pulled   string  `json:"pulled,omitempty"`   // repository@digest, when the image was pulled rather than built
+	Status   string  `json:"status"`             // "passed", "failed"
+	Profile  string  `json:"profile"`            // quick, full
+	Suite    Suite   `json:"suite"`              // runtest in the build
+	External *Suite  `json:"external,omitempty"`
+	Checks   []Check `json:"checks"`
+	// Discovered is what the image turned out to be where its spec is
+	// silent (a pulled image): its Redis version, allocator and libc.
+	Discovered *Discovered   `json:"discovered,omitempty"`
+	Problems   []string      `json:"problems,omitempty"` // why Status is "failed", one line each
+	Duration   time.Duration `json:"duration"`
+	Finished   time.Time     `json:"finished"`
 	// ProofKey names what a passed verification proved (Proof.Key);
 	// ReusedFrom is set when this report is a kept proof's, not run now:
 	// the run folder that proved it (Finished and Duration are that run's).
@@ -103,11 +106,70 @@ type Retry struct {
 	Duration time.Duration `json:"duration"`
 }
 
-// Check is one check on the finished image.
+// Check is one check on the finished image. It has three outcomes: it
+// passed (OK), it failed, or it is not applicable (NotApplicable): there
+// is nothing for it to compare with here (the spec names no allocator for
+// a pulled image, a reference records no compiler switches), so it can
+// neither pass nor fail and is counted as neither.
 type Check struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
+	Name          string `json:"name"`
+	OK            bool   `json:"ok"`
+	NotApplicable bool   `json:"not_applicable,omitempty"`
+	Detail        string `json:"detail"`
+}
+
+// Outcome names the check's outcome: "pass", "fail" or "n/a".
+func (c Check) Outcome() string {
+	switch {
+	case c.NotApplicable:
+		return "n/a"
+	case c.OK:
+		return "pass"
+	}
+	return "fail"
+}
+
+// Failed says whether the check failed (a check that is not applicable
+// did not).
+func (c Check) Failed() bool { return !c.OK && !c.NotApplicable }
+
+// CheckCount counts checks by outcome.
+type CheckCount struct{ Pass, Fail, NotApplicable int }
+
+// CountChecks counts cs by outcome.
+func CountChecks(cs []Check) CheckCount {
+	var n CheckCount
+	for _, c := range cs {
+		switch c.Outcome() {
+		case "pass":
+			n.Pass++
+		case "fail":
+			n.Fail++
+		default:
+			n.NotApplicable++
+		}
+	}
+	return n
+}
+
+// String is passes out of the checks that could fail, and how many could
+// not: "7/8 +3 n/a".
+func (n CheckCount) String() string {
+	s := fmt.Sprintf("%d/%d", n.Pass, n.Pass+n.Fail)
+	if n.NotApplicable > 0 {
+		s += fmt.Sprintf(" +%d n/a", n.NotApplicable)
+	}
+	return s
+}
+
+// Discovered is what verification found out about an image whose spec
+// does not say (a pulled image of unknown build): read from the running
+// server and its process, and recorded rather than demanded.
+type Discovered struct {
+	Redis     string `json:"redis,omitempty"`     // INFO server redis_version
+	Allocator string `json:"allocator,omitempty"` // jemalloc, jemalloc-system, mimalloc, tcmalloc, libc
+	Libc      string `json:"libc,omitempty"`      // glibc, musl, static: what the binary is linked against
+	Evidence  string `json:"evidence,omitempty"`  // what the allocator was told from
 }
 
 // Summary is the verification in one line: status and profile, the
@@ -131,13 +193,12 @@ func (r Verification) Summary() string {
 		parts = append(parts, fmt.Sprintf("external suite %d ok, %d failed, %d known", x.Passed, x.Failed, x.Known))
 	}
 	if len(r.Checks) > 0 {
-		ok := 0
-		for _, c := range r.Checks {
-			if c.OK {
-				ok++
-			}
+		n := CountChecks(r.Checks)
+		c := fmt.Sprintf("checks %d of %d passed", n.Pass, n.Pass+n.Fail)
+		if n.NotApplicable > 0 {
+			c += fmt.Sprintf(", %d not applicable", n.NotApplicable)
 		}
-		parts = append(parts, fmt.Sprintf("checks %d/%d ok", ok, len(r.Checks)))
+		parts = append(parts, c)
 	}
 	out := r.Status
 	if r.Profile != "" {

@@ -137,6 +137,23 @@ func NearestReleases(v string, n int) []string {
 	return all
 }
 
+// RedisSource is the source of Redis version: the file's redis-<version>
+// (sources, the plan's), else the built-in catalogue's, else an error
+// that says why there is none and the nearest known versions. It serves
+// what is known only once the image runs (a pulled image's version).
+func RedisSource(sources map[string]Source, version string) (Source, error) {
+	if version == "" {
+		return Source{}, fmt.Errorf("no Redis version known to take a source for")
+	}
+	if s, ok := sources["redis-"+version]; ok {
+		return s, nil
+	}
+	if s, ok := CatalogueSource("redis-" + version); ok {
+		return s, nil
+	}
+	return Source{}, fmt.Errorf("%s", unknownRelease(version))
+}
+
 // unknownRelease explains why version has no source: published with a
 // sha1 only, or not published at all, with the nearest known versions.
 func unknownRelease(version string) string {

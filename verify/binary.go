@@ -191,8 +191,8 @@ func ObjectsOptCheck(b *BinaryInfo, v variants.Variant) Check {
 	case len(b.CommandLines) == 0:
 		c.Detail = "the binary records no command lines: the objects' -O cannot be confirmed"
 	case want == "O0" || want == "":
-		c.OK = true
-		c.Detail = "spec -O0: any level accepted; " + c.Detail
+		c.NotApplicable = true
+		c.Detail = "spec -O0: any level is what it asks for, nothing to hold the objects to; " + c.Detail
 	case len(bad) == 0:
 		c.OK = true
 	default:
@@ -302,9 +302,17 @@ func FlagChecks(b *BinaryInfo, v variants.Variant) []Check {
 		got := distinct(fl, m.get)
 		c := Check{Name: m.name}
 		switch {
+		case m.want == "" && slices.ContainsFunc(append(slices.Clone(v.CFlags), v.LDFlags...), func(f string) bool { return strings.HasPrefix(f, strings.TrimPrefix(m.name, "binary ")+"=") }):
+			c.NotApplicable = true
+			c.Detail = fmt.Sprintf("spec: set through cflags/ldflags, not this field; recorded %s", orNone(got))
+		case m.want == "" && v.Compiler.Family == variants.FamilyZig:
+			c.NotApplicable = true
+			c.Detail = fmt.Sprintf("spec: compiler default, which zig cc picks itself (the build CPU); recorded %s", orNone(got))
 		case m.want == "":
-			c.OK = true
-			c.Detail = fmt.Sprintf("spec: compiler default; recorded %s", orNone(got))
+			// the compiler's default: gcc records it (x86-64, generic),
+			// clang records none; anything else was set by someone
+			c.OK = !slices.ContainsFunc(got, func(g string) bool { return g != "" && g != "x86-64" && g != "generic" })
+			c.Detail = fmt.Sprintf("spec: compiler default; %s record %s", scope, orNone(got))
 		case m.want == "native" && v.Compiler.Family == "zig":
 			// zig cc resolves native itself: it records the CPU and
 			// its features for its clang instead of -march.

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,11 +39,19 @@ func ServerBinary(v variants.Variant) string {
 // ImageChecks starts image (host network) and checks it against v: PING,
 // SET/GET, the Redis version, the allocator that runs, the compiler and
 // flags recorded in the binary, the user, the labels. Every check is run;
-// a check that cannot be done is a failed check saying why.
-func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) []Check {
+// a check that cannot be done is a failed check saying why, and one with
+// nothing to compare with (the spec is silent, the image records nothing
+// to judge) is not applicable. What the image turned out to be (its Redis
+// version, allocator, libc) is returned beside the checks, so that a
+// pulled image of unknown build is described, not demanded.
+func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) ([]Check, *Discovered) {
 	var checks []Check
+	found := &Discovered{}
 	add := func(name string, ok bool, format string, a ...any) {
 		checks = append(checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, a...)})
+	}
+	na := func(name string, format string, a ...any) {
+		checks = append(checks, Check{Name: name, NotApplicable: true, Detail: fmt.Sprintf(format, a...)})
 	}
 	image := t.Image
 	server := t.Server
@@ -60,7 +69,9 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) []
 		if labels[labelPrefix+"kind"] != "" {
 			what = fmt.Sprintf("its labels say redis-variants built it (%s %s, recipe %s)", labels[labelPrefix+"kind"], labels[labelPrefix+"name"], short(labels[labelPrefix+"recipe"]))
 		}
-		add("pulled", t.Pulled.Digest != "", "%s@%s for %s; %s", t.Pulled.Resolved, t.Pulled.Digest, t.Pulled.Platform, what)
+		// The pull already refused anything but this digest: its identity
+		// is recorded, and there is nothing to compare it with.
+		na("pulled", "identified by its digest %s@%s for %s; %s", t.Pulled.Resolved, t.Pulled.Digest, t.Pulled.Platform, what)
 	default:
 		checks = append(checks, LabelChecks(labels, v)...)
 	}
@@ -87,23 +98,26 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) []
 			checks = append(checks, pgoTwinCheck(ctx, e, bin, t))
 		}
 	case v.Kind == variants.KindOfficial && t.Pulled == nil:
-		add("binary compiler", true, "reference (%s recipe): records %s", v.Recipe, strings.Join(info.Comments, " | "))
+		na("binary compiler", "reference (%s recipe): no compiler in its spec to compare with; records %s", v.Recipe, recordedCompiler(info))
 		checks = append(checks, LibcCheck(info, v.Libc))
 	default:
 		// references are not built with recorded switches: say what they record.
-		add("binary compiler", true, "%s: records %s; runs on %s", kindText(v, t), strings.Join(info.Comments, " | "), info.Libc())
+		na("binary compiler", "%s: no compiler in its spec to compare with; records %s; runs on %s", kindText(v, t), recordedCompiler(info), info.Libc())
+	}
+	if info != nil {
+		found.Libc = info.Libc()
 	}
 
 	srv, err := e.StartServer(ctx, engine.ServerSpec{Image: image, Network: "host", Labels: map[string]string{labelPrefix + "verify": v.Name}})
 	if err != nil {
 		add("start", false, "starting the image: %v", err)
-		return checks
+		return checks, found
 	}
 	defer e.Remove(context.WithoutCancel(ctx), srv.ID)
 	if err := e.WaitReady(ctx, srv, 30*time.Second); err != nil {
 		logs, _ := e.Logs(ctx, srv.ID)
 		add("start", false, "the server did not answer PING: %v; logs: %s", err, tailLines(logs, 10))
-		return checks
+		return checks, found
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Protocol: 2, DisableIdentity: true})
 	defer rdb.Close()
@@ -125,12 +139,13 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) []
 	infoServer, err := infoFields(ctx, rdb, "server")
 	if err != nil {
 		add("redis version", false, "INFO server: %v", err)
-		return checks
+		return checks, found
 	}
 	ver := infoServer["redis_version"]
+	found.Redis = ver
 	switch {
 	case v.Redis == "":
-		add("redis version", true, "spec names no version; server reports %s", ver)
+		na("redis version", "neither the spec nor the image names a version to compare with; the server reports %s", ver)
 	default:
 		add("redis version", ver == v.Redis, "spec %s; server reports redis_version %s", v.Redis, ver)
 	}
@@ -144,16 +159,26 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) []
 		if err != nil || code != 0 {
 			maps = ""
 		}
-		checks = append(checks, AllocatorCheck(v.Allocator, infoMem["mem_allocator"], maps, info))
+		c := AllocatorCheck(v.Allocator, infoMem["mem_allocator"], maps, info)
+		checks = append(checks, c)
+		found.Allocator, found.Evidence = DiscoverAllocator(infoMem["mem_allocator"], maps, info)
 	}
 
 	status, _, code, err := e.Exec(ctx, srv.ID, []string{"cat", "/proc/" + pid + "/status"}, "")
 	if err != nil || code != 0 {
 		add("user", false, "reading /proc/%s/status in the container: exit %d, %v", pid, code, err)
 	} else {
-		checks = append(checks, UserCheck(status))
+		checks = append(checks, UserCheck(status, t.Pulled != nil))
 	}
-	return checks
+	return checks, found
+}
+
+// recordedCompiler is what the binary's .comment says of its compiler.
+func recordedCompiler(b *BinaryInfo) string {
+	if len(b.Comments) == 0 {
+		return "no compiler identity (no .comment section)"
+	}
+	return strings.Join(b.Comments, " | ")
 }
 
 func infoFields(ctx context.Context, rdb *redis.Client, section string) (map[string]string, error) {
@@ -177,26 +202,14 @@ func infoFields(ctx context.Context, rdb *redis.Client, section string) (map[str
 func AllocatorCheck(want, memAllocator, procMaps string, bin *BinaryInfo) Check {
 	c := Check{Name: "allocator"}
 	mapped := func(lib string) bool { return strings.Contains(procMaps, lib) }
-	linked := ""
-	if bin != nil {
-		linked = AllocatorFromBinary(bin)
-	}
-	evidence := fmt.Sprintf("mem_allocator=%s", memAllocator)
-	if procMaps != "" {
-		var libs []string
-		for _, l := range []string{"libmimalloc", "libjemalloc", "libtcmalloc"} {
-			if mapped(l) {
-				libs = append(libs, l)
-			}
-		}
-		evidence += fmt.Sprintf(", allocator libraries mapped: %s", orNone(libs))
-	} else {
-		evidence += ", process maps not readable"
-	}
-	if linked != "" {
-		evidence += ", binary links " + linked
-	}
+	linked, evidence := allocatorEvidence(memAllocator, procMaps, bin)
 	switch want {
+	case "":
+		// a pulled image: the spec has no allocator to hold it to
+		found, _ := DiscoverAllocator(memAllocator, procMaps, bin)
+		c.NotApplicable = true
+		c.Detail = fmt.Sprintf("the spec names no allocator; the image runs %s (%s)", orUntold(found), evidence)
+		return c
 	case variants.AllocJemalloc:
 		c.OK = strings.HasPrefix(memAllocator, "jemalloc-") && !mapped("libjemalloc") && linked != variants.AllocJemallocSystem
 	case variants.AllocJemallocSystem:
@@ -222,9 +235,64 @@ func AllocatorCheck(want, memAllocator, procMaps string, bin *BinaryInfo) Check 
 	return c
 }
 
+// allocatorEvidence is what the allocator is told from: the server's
+// mem_allocator, the allocator libraries mapped into its process, and what
+// the binary links (linked, "" when it cannot be told).
+func allocatorEvidence(memAllocator, procMaps string, bin *BinaryInfo) (linked, evidence string) {
+	if bin != nil {
+		linked = AllocatorFromBinary(bin)
+	}
+	evidence = fmt.Sprintf("mem_allocator=%s", memAllocator)
+	if procMaps != "" {
+		var libs []string
+		for _, l := range []string{"libmimalloc", "libjemalloc", "libtcmalloc"} {
+			if strings.Contains(procMaps, l) {
+				libs = append(libs, l)
+			}
+		}
+		evidence += fmt.Sprintf(", allocator libraries mapped: %s", orNone(libs))
+	} else {
+		evidence += ", process maps not readable"
+	}
+	if linked != "" {
+		evidence += ", binary links " + linked
+	}
+	return linked, evidence
+}
+
+// DiscoverAllocator tells which allocator a running server uses, in the
+// spec's words (variants.Alloc*), from the same evidence AllocatorCheck
+// holds a spec to; "" when the evidence does not say.
+func DiscoverAllocator(memAllocator, procMaps string, bin *BinaryInfo) (alloc, evidence string) {
+	linked, evidence := allocatorEvidence(memAllocator, procMaps, bin)
+	mapped := func(lib string) bool { return strings.Contains(procMaps, lib) }
+	switch {
+	case strings.HasPrefix(memAllocator, "jemalloc-") && (mapped("libjemalloc") || linked == variants.AllocJemallocSystem):
+		alloc = variants.AllocJemallocSystem
+	case strings.HasPrefix(memAllocator, "jemalloc-"):
+		alloc = variants.AllocJemalloc
+	case strings.HasPrefix(memAllocator, "tcmalloc"):
+		alloc = variants.AllocTcmalloc
+	case memAllocator == "libc" && (mapped("libmimalloc") || linked == variants.AllocMimalloc):
+		alloc = variants.AllocMimalloc
+	case memAllocator == "libc" && procMaps != "" && !mapped("libjemalloc") && !mapped("libtcmalloc"):
+		alloc = variants.AllocLibc
+	}
+	return alloc, evidence
+}
+
+func orUntold(alloc string) string {
+	if alloc == "" {
+		return "an allocator the evidence does not tell"
+	}
+	return alloc
+}
+
 // UserCheck reads a /proc/PID/status and checks the server runs as the
-// unprivileged redis user (uid 999), not root.
-func UserCheck(status string) Check {
+// unprivileged redis user (uid 999), not root. For an image someone else
+// made (pulled), whose redis user may have any uid, it checks only that
+// the server does not run as root.
+func UserCheck(status string, pulled bool) Check {
 	c := Check{Name: "user"}
 	for _, l := range strings.Split(status, "\n") {
 		if rest, ok := strings.CutPrefix(l, "Uid:"); ok {
@@ -232,8 +300,17 @@ func UserCheck(status string) Check {
 			if len(f) == 0 {
 				break
 			}
-			c.OK = f[0] == "999" && (len(f) < 2 || f[1] == "999")
-			c.Detail = fmt.Sprintf("server process uid (real, effective) %s, want 999 (redis)", strings.Join(f[:min(2, len(f))], ", "))
+			uids := f[:min(2, len(f))]
+			if pulled {
+				c.OK = !slices.Contains(uids, "0")
+				c.Detail = fmt.Sprintf("server process uid (real, effective) %s, want any but 0 (root)", strings.Join(uids, ", "))
+			} else {
+				c.OK = !slices.ContainsFunc(uids, func(u string) bool { return u != "999" })
+				c.Detail = fmt.Sprintf("server process uid (real, effective) %s, want 999 (redis)", strings.Join(uids, ", "))
+			}
+			if !c.OK {
+				c.Detail = "MISMATCH: " + c.Detail
+			}
 			return c
 		}
 	}

@@ -131,12 +131,23 @@ func TestVerifyEndToEnd(t *testing.T) {
 	bad := v
 	bad.Allocator = variants.AllocMimalloc
 	bad.Opt = "O3"
-	checks := ImageChecks(ctx, eng, bad, Target{Image: image})
+	checks, _ := ImageChecks(ctx, eng, bad, Target{Image: image})
 	for _, name := range []string{"allocator", "binary -O level", "labels"} {
 		c := checkByName(checks, name)
 		if c.OK || !strings.Contains(c.Detail, "MISMATCH") {
 			t.Errorf("spec/image disagreement not caught by %s: %+v", name, c)
 		}
+	}
+
+	// The same image as if pulled (no build tree), with --no-external: no
+	// test suite runs against it at all, and that is no pass.
+	noExt := *vf
+	noExt.Opt.NoExternal = true
+	pulled := Target{Image: image, ID: target.ID, Server: "/usr/local/bin/redis-server",
+		Pulled: &engine.Pulled{Resolved: image, Digest: target.ID, Platform: "linux/amd64"}}
+	r3 := noExt.Verify(ctx, variants.Variant{Name: "as-pulled", Kind: variants.KindImage, Image: image}, pulled)
+	if r3.Status != StatusFailed || !strings.Contains(strings.Join(r3.Problems, "\n"), "no test suite ran against this image") {
+		t.Errorf("a pulled image verified with no suite: %s %v", r3.Status, r3.Problems)
 	}
 }
 

@@ -106,7 +106,7 @@ func PGOChecks(b *BinaryInfo, rep PGOReport, labels map[string]string, v variant
 func pgoTwinCheck(ctx context.Context, e Engine, bin []byte, t Target) Check {
 	c := Check{Name: "pgo differs"}
 	if t.Twin == "" {
-		c.OK = true
+		c.NotApplicable = true
 		c.Detail = "no build of the same spec without PGO in this run to compare with"
 		return c
 	}

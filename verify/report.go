@@ -46,6 +46,7 @@ type (
 	TestResult = results.TestResult
 	Retry      = results.Retry
 	Check      = results.Check
+	Discovered = results.Discovered
 )
 
 // failedReason says why the suite counts against the variant ("" when it

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -30,13 +31,29 @@ func TestTestTarballFollowsTheCache(t *testing.T) {
 		{Name: "built", Redis: "7.0.15", Source: src},
 		{Name: "stock", Kind: variants.KindDistro, Redis: "7.0.15"},
 	} {
-		got, err := vf.testTarball(v)
+		got, err := vf.testTarball(context.Background(), v)
 		if err != nil || got != filepath.Join(dir, "sha256", repack) {
 			t.Errorf("%s: testTarball = %q, %v", v.Name, got, err)
 		}
 	}
-	if _, err := vf.testTarball(variants.Variant{Name: "stock8", Kind: variants.KindDistro, Redis: "8.0.2"}); err == nil ||
-		!strings.Contains(err.Error(), "redis-8.0.2") {
+	// a pulled image's version the file has no source for: the built-in
+	// catalogue's, found in the cache by its Debian fallback's sha256
+	deb := variants.Source{Name: "redis-7.0.15"}
+	if s, ok := variants.CatalogueSource("redis-7.0.15"); ok && len(s.Fallbacks) > 0 {
+		deb = s
+	} else {
+		t.Fatal("the catalogue has no redis-7.0.15 with a Debian fallback")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sha256", deb.Fallbacks[0].SHA256), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vf.Opt.Sources = nil
+	got, err := vf.testTarball(context.Background(), variants.Variant{Name: "pulled", Kind: variants.KindImage, Redis: "7.0.15"})
+	if err != nil || got != filepath.Join(dir, "sha256", deb.Fallbacks[0].SHA256) {
+		t.Errorf("a pulled image of a catalogued version: testTarball = %q, %v", got, err)
+	}
+	if _, err := vf.testTarball(context.Background(), variants.Variant{Name: "odd", Kind: variants.KindImage, Redis: "7.0.99"}); err == nil ||
+		!strings.Contains(err.Error(), "neither under sources: nor in the built-in catalogue") {
 		t.Errorf("a version without a source: %v", err)
 	}
 }

@@ -112,6 +112,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 			fmt.Fprintf(vf.Opt.Log, "verify %s: "+format+"\n", append([]any{v.Name}, a...)...)
 		}
 	}
+	gated := false // the ISA gate refused the image: nothing of it ran
 	finish := func() Report {
 		r.Problems = nil
 		if why := failedReason(&r.Suite); why != "" {
@@ -125,9 +126,13 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 			}
 		}
 		for _, c := range r.Checks {
-			if !c.OK {
+			if c.Failed() {
 				r.Problems = append(r.Problems, "check "+c.Name+": "+c.Detail)
 			}
+		}
+		if !r.Suite.Ran && (r.External == nil || !r.External.Ran) && !gated {
+			// a distribution package or pulled image with --no-external
+			r.Problems = append(r.Problems, "no test suite ran against this image (it has no build tree here, and the suite against the running image was not run): its behaviour is unproven; verify without --no-external")
 		}
 		r.Status = StatusPassed
 		if len(r.Problems) > 0 {
@@ -161,6 +166,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 	if err := ISAGate(labels, flags); err != nil {
 		r.Checks = append(r.Checks, Check{Name: "isa", Detail: err.Error()})
 		r.Suite.Note = "not run: refused by the ISA gate"
+		gated = true
 		return finish()
 	}
 	r.Checks = append(r.Checks, Check{Name: "isa", OK: true, Detail: fmt.Sprintf("image needs %s; this CPU is x86-64-%s", orV1(labels[LabelISALevel]), machine.Level(flags))})
@@ -186,7 +192,23 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 
 	// 2. Checks on the finished image.
 	logf("checking the image")
-	r.Checks = append(r.Checks, ImageChecks(ctx, vf.Engine, v, t)...)
+	checks, found := ImageChecks(ctx, vf.Engine, v, t)
+	r.Checks = append(r.Checks, checks...)
+	if t.Pulled != nil || v.Kind == variants.KindImage {
+		r.Discovered = found
+	}
+	// A pulled image of unknown build is tested as what it turned out to
+	// be: its version picks the tests and the known failures, its
+	// allocator the allocator-dependent ones.
+	if v.Redis == "" && found.Redis != "" {
+		v.Redis = found.Redis
+		if k, err := LoadKnown(v.Redis); err == nil {
+			known = k
+		}
+	}
+	if v.Allocator == "" {
+		v.Allocator = found.Allocator
+	}
 
 	// 3. The suite against the running image.
 	if !vf.Opt.NoExternal {
@@ -194,7 +216,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 		if len(units) == 0 {
 			units = ExternalQuickUnits
 		}
-		tarball, err := vf.testTarball(v)
+		tarball, err := vf.testTarball(ctx, v)
 		var tmp string
 		if err == nil {
 			tmp, err = os.MkdirTemp("", "redis-variants-external-")
@@ -214,24 +236,29 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 	return finish()
 }
 
-// testTarball is the cached source archive whose tests/ belong to v: its
-// own source (whichever of its URL and fallbacks is cached), or for a
-// reference without one, the plan's redis-<version> source.
-func (vf *Verifier) testTarball(v variants.Variant) (string, error) {
+// testTarball is the source archive whose tests/ belong to v: its own
+// source (whichever of its URL and fallbacks is cached), or for a
+// reference or pulled image without one, Redis <version>'s from the plan's
+// sources or the built-in catalogue, fetched into the cache when it is not
+// there yet.
+func (vf *Verifier) testTarball(ctx context.Context, v variants.Variant) (string, error) {
 	src := v.Source
 	if src.SHA256 == "" {
-		s, ok := vf.Opt.Sources["redis-"+v.Redis]
-		if !ok {
-			return "", fmt.Errorf("no source for Redis %s to take the tests from (add redis-%s to sources)", v.Redis, v.Redis)
+		s, err := variants.RedisSource(vf.Opt.Sources, v.Redis)
+		if err != nil {
+			return "", fmt.Errorf("no source to take Redis %s's tests from: %w", v.Redis, err)
 		}
 		src = s
 	}
 	c := sources.New(vf.Opt.SourcesDir)
-	sum, err := c.Resolve(src)
-	if err != nil {
-		return "", err
+	if sum, err := c.Resolve(src); err == nil {
+		return c.Path(sum), nil
 	}
-	return c.Path(sum), nil
+	e, err := c.Fetch(ctx, src)
+	if err != nil {
+		return "", fmt.Errorf("the tests of Redis %s: %w", v.Redis, err)
+	}
+	return c.Path(e.SHA256), nil
 }
 
 func orV1(level string) string {
@@ -277,9 +304,11 @@ func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, profile 
 	}
 	var resolve UnitResolver
 	tmp, err := os.MkdirTemp("", "redis-variants-index-")
-	tarball, terr := vf.testTarball(v)
-	if err == nil && terr == nil {
+	if err == nil {
 		defer os.RemoveAll(tmp)
+	}
+	tarball, terr := vf.testTarball(ctx, v)
+	if err == nil && terr == nil {
 		if tree, err := ExtractTestTree(tarball, tmp); err == nil {
 			if idx, err := LoadTestIndex(filepath.Join(tree, "tests")); err == nil {
 				resolve = idx.Resolve

@@ -299,10 +299,10 @@ func TestReportsAndPassed(t *testing.T) {
 }
 
 func TestUserAndLabels(t *testing.T) {
-	if c := UserCheck("Name:\tredis-server\nUid:\t999\t999\t999\t999\n"); !c.OK {
+	if c := UserCheck("Name:\tredis-server\nUid:\t999\t999\t999\t999\n", false); !c.OK {
 		t.Fatal(c)
 	}
-	if c := UserCheck("Uid:\t0\t0\t0\t0\n"); c.OK {
+	if c := UserCheck("Uid:\t0\t0\t0\t0\n", false); c.OK {
 		t.Fatal("root must fail")
 	}
 	v := variants.Variant{Name: "gcc-o3", ID: "abc", Kind: variants.KindVariant, Allocator: "mimalloc", Opt: "O3", LTO: "off",
@@ -342,6 +342,50 @@ func TestAllocatorCheck(t *testing.T) {
 	}
 	if c := AllocatorCheck("tcmalloc", "tcmalloc-2.10", "", nil); !c.OK {
 		t.Fatal(c)
+	}
+	// A pulled image whose spec names no allocator: not applicable, neither
+	// a pass nor a failure, and the allocator it runs is discovered.
+	jemaps := "x /usr/lib/x86_64-linux-gnu/libjemalloc.so.2\n"
+	c := AllocatorCheck("", "jemalloc-5.3.0", jemaps, nil)
+	if !c.NotApplicable || c.OK || c.Failed() || c.Outcome() != "n/a" || !strings.Contains(c.Detail, "jemalloc-system") {
+		t.Fatalf("no allocator in the spec: %+v", c)
+	}
+	for _, d := range []struct{ mem, maps, want string }{
+		{"jemalloc-5.2.1", libcmaps, "jemalloc"},
+		{"jemalloc-5.3.0", jemaps, "jemalloc-system"},
+		{"libc", mimaps, "mimalloc"},
+		{"libc", libcmaps, "libc"},
+		{"libc", "", ""}, // maps not readable: libc cannot be told from an interposed allocator
+		{"tcmalloc-2.10", "", "tcmalloc"},
+	} {
+		if got, _ := DiscoverAllocator(d.mem, d.maps, nil); got != d.want {
+			t.Errorf("DiscoverAllocator(%s, %q) = %q, want %q", d.mem, d.maps, got, d.want)
+		}
+	}
+}
+
+// TestChecksCountThreeOutcomes: a check that cannot fail is counted as
+// neither a pass nor a failure, in the verify table's column and in the
+// report's summary line.
+func TestChecksCountThreeOutcomes(t *testing.T) {
+	cs := []Check{{Name: "ping", OK: true}, {Name: "labels"}, {Name: "pulled", NotApplicable: true}, {Name: "binary compiler", NotApplicable: true}}
+	n := results.CountChecks(cs)
+	if n != (results.CheckCount{Pass: 1, Fail: 1, NotApplicable: 2}) || n.String() != "1/2 +2 n/a" {
+		t.Fatalf("counted %+v (%s)", n, n)
+	}
+	r := Report{Status: StatusFailed, Checks: cs}
+	if s := r.Summary(); !strings.Contains(s, "checks 1 of 2 passed, 2 not applicable") {
+		t.Fatalf("summary %q", s)
+	}
+	// a pulled image's user: any uid but root
+	if c := UserCheck("Uid:\t101\t101\t101\t101\n", true); !c.OK {
+		t.Fatal(c)
+	}
+	if c := UserCheck("Uid:\t101\t101\t101\t101\n", false); c.OK {
+		t.Fatal("an image this tool built runs as uid 999")
+	}
+	if c := UserCheck("Uid:\t0\t0\t0\t0\n", true); c.OK {
+		t.Fatal("root must fail for a pulled image too")
 	}
 }
 
