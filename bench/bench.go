@@ -955,6 +955,12 @@ func (e *pairEnv) measureTrial(ctx context.Context, srv *engine.Server, cfg load
 	if res.Requests == 0 {
 		return rank.Trial{}, fmt.Errorf("generator finished no request (%d errors: %q)", res.Errors, res.ErrorSamples)
 	}
+	// Error replies are fast: a server that answers some requests with
+	// errors looks faster than one that does the work. A trial with any
+	// is no measurement (the paired windows reject them the same way).
+	if res.Errors > 0 {
+		return rank.Trial{}, fmt.Errorf("%d error replies among %d requests (%q): not a measurement", res.Errors, res.Requests, res.ErrorSamples)
+	}
 	t := rank.Trial{
 		Clients:   cfg.Clients,
 		OpsPerSec: res.OpsPerSec, Requests: res.Requests, Errors: res.Errors,

@@ -33,6 +33,7 @@ type procEngine struct {
 	n       int
 	failFor string // StartServer fails for this image
 	started int
+	images  map[string]string // server address → the image it runs
 }
 
 func newProcEngine(t *testing.T) *procEngine {
@@ -96,8 +97,19 @@ func (e *procEngine) StartServer(ctx context.Context, s engine.ServerSpec) (*eng
 	srv.ID = strconv.Itoa(e.n)
 	srv.Name = s.Image + "-" + srv.ID
 	e.procs[srv.ID] = cmd
+	if e.images == nil {
+		e.images = map[string]string{}
+	}
+	e.images[srv.Addr+srv.Socket] = s.Image
 	e.mu.Unlock()
 	return srv, nil
+}
+
+// imageAt is the image of the server at addr (a TCP address or a socket).
+func (e *procEngine) imageAt(addr string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.images[addr]
 }
 
 func (e *procEngine) WaitReady(ctx context.Context, s *engine.Server, timeout time.Duration) error {
@@ -530,6 +542,60 @@ printf '{"config":{},"results":[{"test":"LPUSH (needed to benchmark LRANGE)","re
 	}
 	if _, _, err := g.Generate(context.Background(), loadgen.Config{Addr: "127.0.0.1:1", Tests: []string{"SET"}}, ""); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("failing generator: %v", err)
+	}
+	// A generator that reports requests and then exits non-zero failed:
+	// its report may be of a run cut short (this one was counted).
+	cut := `#!/bin/sh
+printf '{"config":{},"results":[{"test":"SET","requests":5,"ops_per_sec":5}]}\n'
+echo 'lost the connection' >&2
+exit 2
+`
+	if err := os.WriteFile(bin, []byte(cut), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.Generate(context.Background(), loadgen.Config{Addr: "127.0.0.1:1", Tests: []string{"SET"}}, ""); err == nil || !strings.Contains(err.Error(), "lost the connection") {
+		t.Fatalf("a generator exiting 2 after 5 requests: %v", err)
+	}
+}
+
+// errorReplies reports error replies in every measured standalone run of
+// one image's server, as a miscompiled server answering some requests
+// with errors would.
+type errorReplies struct {
+	InProcess
+	e     *procEngine
+	image string
+}
+
+func (g errorReplies) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
+	r, cpu, err := g.InProcess.Generate(ctx, cfg, cpus)
+	if err == nil && g.e.imageAt(cfg.Addr+cfg.Socket) == g.image {
+		r.Errors, r.ErrorSamples = 3, []string{"ERR injected"}
+	}
+	return r, cpu, err
+}
+
+// TestTrialsRefuseErrorReplies: a standalone trial whose generator saw
+// error replies is a failed trial, not a (fast) measurement.
+func TestTrialsRefuseErrorReplies(t *testing.T) {
+	e := newProcEngine(t)
+	o := testOptions(t, e, twoImages())
+	o.Runtimes = o.Runtimes[:1]
+	o.Trials = 1
+	o.Profile.Replicates, o.Profile.AxisReplicates = 0, 0
+	o.Generator = errorReplies{e: e, image: "img:b"}
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, _, _ := results.LoadTrials(o.Run)
+	for _, tr := range trials {
+		if tr.Variant == "b" {
+			t.Errorf("a trial with error replies was recorded: %+v", tr)
+		}
+	}
+	if len(sum.Failures) == 0 || !strings.Contains(sum.Failures[0].Error, "error replies") {
+		t.Fatalf("failures %+v", sum.Failures)
 	}
 }
 

@@ -153,8 +153,9 @@ func (g ExecGenerator) Generate(ctx context.Context, cfg loadgen.Config, cpus st
 		}
 		return loadgen.Result{}, cpu, fmt.Errorf("generator %s: reading its JSON report (%d results, none for %s): %v: %s", strings.Join(args, " "), len(rep.Results), cfg.Tests[0], err, msg)
 	}
-	if runErr != nil && res.Requests == 0 {
-		return res, cpu, fmt.Errorf("generator: %v: %s", runErr, strings.TrimSpace(stderr.String()))
+	if runErr != nil {
+		// a report and a failure: the report may be of a run cut short
+		return res, cpu, fmt.Errorf("generator exited with %v after %d requests: %s", runErr, res.Requests, strings.TrimSpace(stderr.String()))
 	}
 	return res, cpu, nil
 }
