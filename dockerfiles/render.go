@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,6 +147,14 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 	df, err := Dockerfile()
 	if err != nil {
 		return Recipe{}, err
+	}
+	// The parser refuses such flags with their line; a plan read from
+	// elsewhere (plan.json, history) is held to the same rule here, where
+	// the flags are about to reach a shell and make.
+	for _, f := range append(slices.Clone(v.CFlags), v.LDFlags...) {
+		if why := variants.BadFlag(f); why != "" {
+			return Recipe{}, fmt.Errorf("variant %q: flag %q: %s", v.Name, f, why)
+		}
 	}
 	r := Recipe{Dockerfile: df, Contexts: map[string]string{}}
 	if opt.SourcesDir != "" {

@@ -163,6 +163,11 @@ func TestRenderRefuses(t *testing.T) {
 	if _, err := Render(musl, opt); err == nil || !strings.Contains(err.Error(), "musl") {
 		t.Errorf("Render(clang musl) = %v, want a musl refusal", err)
 	}
+	// a plan that did not come through the parser (an edited plan.json)
+	inject := tunedVariant("inject", func(v *variants.Variant) { v.LDFlags = []string{"-Wl,-z,now", "$(shell id)"} })
+	if _, err := Render(inject, opt); err == nil || !strings.Contains(err.Error(), `flag "$(shell id)"`) {
+		t.Errorf("Render(a flag make would expand) = %v, want a refusal", err)
+	}
 }
 
 func TestRenderGolden(t *testing.T) {

@@ -594,10 +594,15 @@ func (c *collector) field(key string, n *yaml.Node, path string) (fval, bool) {
 		nn := deref(n)
 		if nn != nil && nn.Kind == yaml.ScalarNode && nn.Tag == "!!str" {
 			v.list = strings.Fields(nn.Value)
-			for range v.list {
+			ok = true
+			for _, f := range v.list {
 				v.lnodes = append(v.lnodes, nn)
+				if why := BadFlag(f); why != "" {
+					c.errf(nn, path, "flag %q: %s", f, why)
+					ok = false
+				}
 			}
-			return v, true
+			return v, ok
 		}
 		elems, sok := c.seq(n, path)
 		ok = sok
@@ -609,6 +614,11 @@ func (c *collector) field(key string, n *yaml.Node, path string) (fval, bool) {
 			}
 			if s == "" {
 				c.errf(e, index(path, i), "empty flag")
+				ok = false
+				continue
+			}
+			if why := BadFlag(s); why != "" {
+				c.errf(e, index(path, i), "flag %q: %s", s, why)
 				ok = false
 				continue
 			}
@@ -1306,4 +1316,23 @@ func firstColumn(data []byte, line int) int {
 		}
 	}
 	return 0
+}
+
+// BadFlag says why f cannot be a compiler or linker flag ("" when it can).
+// The flags reach the build through a shell (word-split, globbed) and
+// make (which expands $(...), including $(shell ...)), so only characters
+// neither gives a meaning are taken: a flag with a space would silently
+// become two, one with $ or a backquote could run commands in the build.
+func BadFlag(f string) string {
+	for _, r := range f {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("-_+,.=:/@%", r):
+		case r == ' ' || r == '\t' || r == '\n':
+			return "a flag holds no white space (one list item is one flag: write two items for two flags)"
+		default:
+			return fmt.Sprintf("%q is not allowed in a flag (the flags reach a shell and make, which would expand it); allowed: letters, digits and - _ + , . = : / @ %%", r)
+		}
+	}
+	return ""
 }
