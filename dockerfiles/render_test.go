@@ -3,9 +3,11 @@ package dockerfiles
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -438,4 +440,76 @@ variants:
 			}
 		})
 	}
+}
+
+// The PGO build's RUN pipes make into tee; dash, the image's /bin/sh, has
+// no pipefail, so a failed make used to go on to the next command and be
+// reported later as something else. The real instruction runs here under
+// sh, its absolute paths moved into a temporary folder, with a make that
+// fails: the instruction must fail with make's status, and say so.
+func TestPGOBuildFailsWhenMakeFails(t *testing.T) {
+	main, err := files.ReadFile(MainRecipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := instruction(t, string(main), `make-redis "$PGO_USE_CFLAGS" "$PGO_USE_LDFLAGS"`)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	for _, d := range []string{bin, filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := "#!/bin/sh\necho 'server.c:1: error: broken'\nexit 7\n"
+	if err := os.WriteFile(filepath.Join(bin, "make-redis"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/tmp/", "/out/", "/pgo/"} {
+		run = strings.ReplaceAll(run, p, filepath.Join(dir, p)+"/")
+	}
+	cmd := exec.Command("sh", "-c", run)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PGO_USE_CFLAGS=-fprofile-use", "PGO_USE_LDFLAGS=-fprofile-use", "PGO_PROFILE_SHA256=")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 7 {
+		t.Fatalf("the PGO build's RUN with a failing make: %v, want exit status 7\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "make failed (exit 7)") {
+		t.Errorf("output does not say make failed:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Errorf("the RUN went on past the failed make (it wrote %s/out)", dir)
+	}
+}
+
+// instruction returns the text of the one RUN instruction of a Dockerfile
+// that holds marker, its continuation lines joined.
+func instruction(t *testing.T, dockerfile, marker string) string {
+	t.Helper()
+	var found []string
+	var cur strings.Builder
+	in := false
+	for _, line := range strings.Split(dockerfile, "\n") {
+		if !in {
+			if !strings.HasPrefix(line, "RUN ") {
+				continue
+			}
+			in, line = true, strings.TrimPrefix(line, "RUN ")
+			cur.Reset()
+		}
+		if rest, ok := strings.CutSuffix(line, `\`); ok {
+			cur.WriteString(rest + " ")
+			continue
+		}
+		cur.WriteString(line + "\n")
+		in = false
+		if strings.Contains(cur.String(), marker) {
+			found = append(found, cur.String())
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d RUN instructions hold %q, want 1", len(found), marker)
+	}
+	return found[0]
 }
