@@ -654,6 +654,29 @@ func annotate(img v1.Image, meta map[string]string, cache *layerCache) (v1.Image
 	return mutate.Annotations(out, meta).(v1.Image), nil
 }
 
+// attachSubjects picks, from a run's builds, the images pulled by digest
+// from repo. Each subject is made from repo itself, so it is spoken to as
+// repo is: plain HTTP only where repo allows it (a local registry, an
+// http:// prefix, --insecure), never because the run's record named it.
+func attachSubjects(builds map[string]results.Build, repo name.Repository) ([]name.Digest, []Image) {
+	var subjects []name.Digest
+	var images []Image
+	for _, n := range slices.Sorted(maps.Keys(builds)) {
+		b := builds[n]
+		if b.Pulled == nil || b.Variant.Reference || b.Variant.Image == "" {
+			continue
+		}
+		d, err := name.NewDigest(b.Variant.Image)
+		if err != nil || d.Context().String() != repo.String() {
+			continue
+		}
+		d = repo.Digest(d.DigestStr())
+		subjects = append(subjects, d)
+		images = append(images, Image{Variant: n, ID: b.Variant.ID, Source: b.Image, SourceID: b.ConfigDigest, Ref: d.String(), Digest: d.DigestStr()})
+	}
+	return subjects, images
+}
+
 // Attach adds run's results to images already in the registry: the
 // published images a `bench --images` run pulled by digest from opts'
 // repository (other entries are left alone). Nothing is pushed but the
@@ -671,20 +694,7 @@ func Attach(ctx context.Context, run *results.Run, opts Options) (Published, err
 	if err != nil {
 		return pub, err
 	}
-	var subjects []name.Digest
-	var images []Image
-	for _, n := range slices.Sorted(maps.Keys(builds)) {
-		b := builds[n]
-		if b.Pulled == nil || b.Variant.Reference || b.Variant.Image == "" {
-			continue
-		}
-		d, err := name.NewDigest(b.Variant.Image, name.Insecure)
-		if err != nil || d.Context().String() != repo.String() {
-			continue
-		}
-		subjects = append(subjects, d)
-		images = append(images, Image{Variant: n, ID: b.Variant.ID, Source: b.Image, SourceID: b.ConfigDigest, Ref: d.String(), Digest: d.DigestStr()})
-	}
+	subjects, images := attachSubjects(builds, repo)
 	if len(subjects) == 0 {
 		return pub, fmt.Errorf("nothing to attach: no entry of %s was pulled by digest from %s (attach applies to a `bench --images` run of that repository)", run.Dir, repo)
 	}

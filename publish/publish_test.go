@@ -665,3 +665,42 @@ func TestRecordAppendsPublications(t *testing.T) {
 		t.Fatalf("published.json holds %+v, want the push of a and the failed push of b", pubs)
 	}
 }
+
+// A run's record names the images it pulled; attaching results to them
+// must speak to the registry as the user's repository allows, never over
+// plain HTTP to a remote registry because of how the record was parsed.
+func TestAttachSubjectsKeepTheRepositorysScheme(t *testing.T) {
+	const dg = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	builds := map[string]results.Build{
+		"remote": {Variant: variants.Variant{Name: "remote", Image: "registry.example.com/team/redis@" + dg}, Pulled: &results.Pulled{Digest: dg}},
+		"local":  {Variant: variants.Variant{Name: "local", Image: "127.0.0.1:5000/team/redis@" + dg}, Pulled: &results.Pulled{Digest: dg}},
+		"built":  {Variant: variants.Variant{Name: "built", Image: "registry.example.com/team/redis@" + dg}},
+	}
+	for _, c := range []struct {
+		reg      string
+		insecure bool
+		want     string // the subject's variant
+		scheme   string
+	}{
+		{"registry.example.com", false, "remote", "https"},
+		{"registry.example.com", true, "remote", "http"},
+		{"http://registry.example.com", false, "remote", "http"},
+		{"127.0.0.1:5000", false, "local", "http"},
+	} {
+		repo, err := RepoName(c.reg, "team/redis", c.insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subjects, images := attachSubjects(builds, repo)
+		if len(subjects) != 1 || images[0].Variant != c.want {
+			t.Errorf("%s: subjects %v (%v), want the one of %s", c.reg, subjects, images, c.want)
+			continue
+		}
+		if got := subjects[0].Context().Scheme(); got != c.scheme {
+			t.Errorf("%s (insecure %v): the subject %s is spoken to over %s, want %s", c.reg, c.insecure, subjects[0], got, c.scheme)
+		}
+		if subjects[0].DigestStr() != dg {
+			t.Errorf("%s: subject digest %s, want %s", c.reg, subjects[0].DigestStr(), dg)
+		}
+	}
+}
