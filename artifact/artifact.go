@@ -58,6 +58,17 @@ const (
 	AnnotationUnpack = "io.deis.oras.content.unpack"
 )
 
+// Limits on what a results artifact may hold. An artifact is read from a
+// registry someone else may write to: Pull refuses one over these limits
+// before reading it, and reads no more than the manifest declares, so a
+// hostile or broken artifact cannot fill memory or the disk. Pack refuses
+// to write an artifact Pull would refuse.
+const (
+	MaxLayers   = 64        // layers in one artifact
+	MaxBlob     = 128 << 20 // bytes of one layer as stored
+	MaxUnpacked = 1 << 30   // bytes a pull writes, folder layers unpacked
+)
+
 // folders are the run folder's record folders, each carried as one
 // tar+gzip layer. Build logs (logs/) and PGO profiles (pgo/) stay behind:
 // they are large, and the records name what they held.
@@ -111,6 +122,14 @@ func Pack(run *results.Run) (*Bundle, error) {
 				return nil, fmt.Errorf("packing %s: %w", run.Path(name), err)
 			}
 			b.add(name, data, mediaTypeOf(name), nil)
+		}
+	}
+	if len(b.Layers) > MaxLayers {
+		return nil, fmt.Errorf("packing %s: %d layers, more than the %d an artifact may hold", run.Dir, len(b.Layers), MaxLayers)
+	}
+	for _, d := range b.Descriptors {
+		if d.Size > MaxBlob {
+			return nil, fmt.Errorf("packing %s: %s is %d bytes, more than the %d a results artifact layer may hold (pull would refuse it)", run.Dir, d.Annotations[AnnotationTitle], d.Size, MaxBlob)
 		}
 	}
 	return b, nil

@@ -1,12 +1,16 @@
 package artifact
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -300,4 +304,69 @@ type refuseAll struct{}
 
 func (refuseAll) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusForbidden, Status: "403 Forbidden", Body: http.NoBody, Header: http.Header{}, Request: req}, nil
+}
+
+// An artifact comes from a registry anyone with push rights may write:
+// one that declares a layer past the limits is refused before a byte of
+// it is read, and a folder layer that unpacks to more than what is left
+// of the budget (a small gzip can hold gigabytes of zeros) is refused
+// before that entry is written.
+func TestLimits(t *testing.T) {
+	digest := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("ab", 32)}
+	ref, _ := name.NewDigest("registry.example.com/r@" + digest.String())
+	layer := func(size int64) v1.Descriptor {
+		return v1.Descriptor{MediaType: MediaTypeJSON, Size: size, Digest: digest, Annotations: map[string]string{AnnotationTitle: "ranking.json"}}
+	}
+	manifest := func(layers ...v1.Descriptor) *Artifact {
+		return &Artifact{Ref: ref, Manifest: &v1.Manifest{ArtifactType: ArtifactType, Layers: layers,
+			Annotations: map[string]string{AnnotationSchema: Schema, AnnotationRun: "20261201-100000"}}}
+	}
+	if err := manifest(layer(1 << 20)).check(); err != nil {
+		t.Errorf("a 1 MiB layer: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		a    *Artifact
+		want string
+	}{
+		{"one layer too large", manifest(layer(MaxBlob + 1)), "holds at most"},
+		{"a negative size", manifest(layer(-1)), "holds at most"},
+		{"too many layers", manifest(slices.Repeat([]v1.Descriptor{layer(1)}, MaxLayers+1)...), "more than the"},
+		{"too much in all", manifest(slices.Repeat([]v1.Descriptor{layer(MaxBlob)}, MaxUnpacked/MaxBlob+1)...), "more than the"},
+	} {
+		err := c.a.check()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), ref.String()) {
+			t.Errorf("%s: %v, want %q naming %s", c.name, err, c.want, ref)
+		}
+		// Pull checks before it reads: with no registry behind the
+		// reference, a refusal here came from the check.
+		if _, err := c.a.Pull(context.Background(), filepath.Join(t.TempDir(), "run")); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: pull: %v, want %q", c.name, err, c.want)
+		}
+	}
+
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, e := range []struct {
+		name string
+		size int
+	}{{"trials/small.json", 100}, {"trials/bomb.json", 10 << 20}} {
+		tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(e.size)})
+		tw.Write(make([]byte, e.size))
+	}
+	tw.Close()
+	zw.Close()
+	root := t.TempDir()
+	budget := int64(1 << 20)
+	err := untarGz(buf.Bytes(), root, "trials", &budget)
+	if err == nil || !strings.Contains(err.Error(), `"trials/bomb.json"`) {
+		t.Errorf("a folder layer of %d bytes unpacking to 10 MiB with 1 MiB left: %v, want a refusal naming the entry", buf.Len(), err)
+	}
+	if budget != 1<<20-100 {
+		t.Errorf("budget after the small entry: %d, want %d", budget, 1<<20-100)
+	}
+	if _, err := os.Stat(filepath.Join(root, "trials", "bomb.json")); err == nil {
+		t.Error("the refused entry was written")
+	}
 }

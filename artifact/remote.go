@@ -198,10 +198,21 @@ func (a *Artifact) check() error {
 	if a.Run() == "" || strings.ContainsAny(a.Run(), `/\`) || strings.HasPrefix(a.Run(), ".") {
 		return fmt.Errorf("%s: bad run ID %q in %s", a.Ref, a.Run(), AnnotationRun)
 	}
+	if len(m.Layers) > MaxLayers {
+		return fmt.Errorf("%s holds %d layers, more than the %d a results artifact may hold", a.Ref, len(m.Layers), MaxLayers)
+	}
+	var total int64
 	for _, l := range m.Layers {
 		if _, err := safeTitle(l); err != nil {
 			return fmt.Errorf("%s: %w", a.Ref, err)
 		}
+		if l.Size < 0 || l.Size > MaxBlob {
+			return fmt.Errorf("%s: layer %s (%s) is %d bytes; a results artifact layer holds at most %d", a.Ref, l.Digest, l.Annotations[AnnotationTitle], l.Size, MaxBlob)
+		}
+		total += l.Size
+	}
+	if total > MaxUnpacked {
+		return fmt.Errorf("%s: its layers hold %d bytes, more than the %d a results artifact may hold", a.Ref, total, MaxUnpacked)
 	}
 	return nil
 }
@@ -259,6 +270,10 @@ func (a *Artifact) Pull(ctx context.Context, dir string, opts ...remote.Option) 
 			os.RemoveAll(tmp)
 		}
 	}()
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	budget := int64(MaxUnpacked) // what the pull may still write
 	for _, l := range a.Manifest.Layers {
 		title, err := safeTitle(l)
 		if err != nil {
@@ -269,8 +284,11 @@ func (a *Artifact) Pull(ctx context.Context, dir string, opts ...remote.Option) 
 			return nil, err
 		}
 		if l.MediaType == MediaTypeDir {
-			err = untarGz(data, tmp, title)
+			err = untarGz(data, tmp, title, &budget)
 		} else {
+			if budget -= int64(len(data)); budget < 0 {
+				return nil, fmt.Errorf("pulling %s: %s would take the run folder past the %d bytes a results artifact may unpack to", a.Ref, title, MaxUnpacked)
+			}
 			err = os.WriteFile(filepath.Join(tmp, title), data, 0o644)
 		}
 		if err != nil {
@@ -295,7 +313,9 @@ func (a *Artifact) blob(d v1.Descriptor, opts []remote.Option) ([]byte, error) {
 		return nil, fmt.Errorf("reading blob %s of %s%s: %w", d.Digest, a.Ref, StatusOf(err), err)
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(rc)
+	// no more than the manifest declares (check bounds that): one byte
+	// more says the blob is longer
+	data, err := io.ReadAll(io.LimitReader(rc, d.Size+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading blob %s of %s: %w", d.Digest, a.Ref, err)
 	}
@@ -306,8 +326,10 @@ func (a *Artifact) blob(d v1.Descriptor, opts []remote.Option) ([]byte, error) {
 }
 
 // untarGz unpacks a folder layer under root; every entry must lie in the
-// folder the layer is titled with.
-func untarGz(data []byte, root, folder string) error {
+// folder the layer is titled with, and all of them together may write no
+// more than *budget bytes (which it lowers by what it writes): a small
+// gzip can unpack to far more than its size.
+func untarGz(data []byte, root, folder string, budget *int64) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return err
@@ -332,10 +354,14 @@ func untarGz(data []byte, root, folder string) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		b, err := io.ReadAll(tr)
+		if h.Size > *budget {
+			return fmt.Errorf("entry %q is %d bytes, more than the %d left of what a results artifact may unpack to", h.Name, h.Size, *budget)
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, h.Size))
 		if err != nil {
 			return err
 		}
+		*budget -= int64(len(b))
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			return err
 		}
