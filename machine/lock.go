@@ -26,12 +26,36 @@ const lockPoll = 250 * time.Millisecond
 // it with the process ID and the time, for the next waiter to read. The
 // returned function releases the lock.
 func Lock(ctx context.Context, path, holder string, w io.Writer) (unlock func(), err error) {
+	return lock(ctx, path, holder, func() error {
+		if w != nil {
+			fmt.Fprintf(w, "waiting for the machine lock %s (held by %s; builds, verification and benchmarks never overlap)\n", path, Holder(path))
+		}
+		return nil
+	})
+}
+
+// ErrHeld is what TryLock returns (wrapped, naming the holder) when
+// another process holds the lock.
+var ErrHeld = errors.New("held by another process")
+
+// TryLock takes the exclusive lock at path as Lock does, but does not
+// wait: when another holds it, the error wraps ErrHeld and names the
+// holder as its lock file records it.
+func TryLock(path, holder string) (unlock func(), err error) {
+	return lock(context.Background(), path, holder, func() error {
+		return fmt.Errorf("%s is %w: %s", path, ErrHeld, Holder(path))
+	})
+}
+
+// lock takes the lock at path; busy is called once when another holds
+// it, and an error from it is returned instead of waiting.
+func lock(ctx context.Context, path, holder string, busy func() error) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("machine lock: %w", err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("machine lock: %w", err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	said := false
 	for {
@@ -41,16 +65,19 @@ func Lock(ctx context.Context, path, holder string, w io.Writer) (unlock func(),
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("machine lock %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		if !said && w != nil {
-			fmt.Fprintf(w, "waiting for the machine lock %s (held by %s; builds, verification and benchmarks never overlap)\n", path, Holder(path))
+		if !said {
 			said = true
+			if err := busy(); err != nil {
+				f.Close()
+				return nil, err
+			}
 		}
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("waiting for the machine lock %s (held by %s): %w", path, Holder(path), ctx.Err())
+			return nil, fmt.Errorf("waiting for the lock %s (held by %s): %w", path, Holder(path), ctx.Err())
 		case <-time.After(lockPoll):
 		}
 	}

@@ -3,6 +3,7 @@ package machine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,4 +49,22 @@ func TestLockWaitsAndNamesHolder(t *testing.T) {
 	if filepath.Base(path) != "machine.lock" {
 		t.Fatal(path)
 	}
+}
+
+func TestTryLockRefusesNamingHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run", ".lock")
+	unlock, err := TryLock(path, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = TryLock(path, "bench")
+	if !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "run pid ") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("a second TryLock: %v, want ErrHeld naming the path and the holder", err)
+	}
+	unlock()
+	unlock2, err := TryLock(path, "bench")
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	unlock2()
 }

@@ -62,6 +62,11 @@ func Bench(ctx context.Context, c Config, o BenchOptions) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := c.holdRun(run.Dir, "bench")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	plan, err := benchPlan(c, run)
 	if err != nil {
 		return err

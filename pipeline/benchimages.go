@@ -85,6 +85,12 @@ func BenchImages(ctx context.Context, c Config, bo BenchOptions, o ImagesOptions
 	if err != nil {
 		return err
 	}
+	unlock, err := c.holdRun(run.Dir, "bench --images")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c.heldRun = run.Dir
 	if err := writeMachine(run.Dir); err != nil {
 		return err
 	}

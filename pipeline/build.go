@@ -53,6 +53,11 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := c.holdRun(run.Dir, "build")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if !run.Exists(results.PlanFile) {
 		if err := run.WritePlan(plan); err != nil {
 			return err

@@ -10,7 +10,9 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/progress"
+	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -34,6 +36,30 @@ type Config struct {
 	// every stage of a run shares; a stage called alone makes its own.
 	Progress string
 	Printer  *progress.Printer
+
+	// heldRun is the run folder whose lock this call chain holds (Run
+	// takes it once for all its stages).
+	heldRun string
+}
+
+// holdRun takes the lock of the run folder dir for a stage that writes
+// it. A folder another process is writing (a second `run --run R`, a
+// `bench` beside a `build` of the same run) is refused, naming that
+// process, rather than written by two at once. A new run folder never
+// conflicts: two runs at once each have their own, and the machine lock
+// makes their stages take turns.
+func (c Config) holdRun(dir, holder string) (func(), error) {
+	if c.heldRun != "" && filepath.Clean(c.heldRun) == filepath.Clean(dir) {
+		return func() {}, nil
+	}
+	unlock, err := machine.TryLock(filepath.Join(dir, results.LockFile), holder)
+	if errors.Is(err, machine.ErrHeld) {
+		return nil, fmt.Errorf("run folder %s is being written by another redis-variants (%s); wait for it to finish, or name another --run", dir, machine.Holder(filepath.Join(dir, results.LockFile)))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run folder %s: %w", dir, err)
+	}
+	return unlock, nil
 }
 
 // printer returns the shared printer, or a new one on c.Err and the

@@ -35,6 +35,11 @@ func Publish(ctx context.Context, c Config, o PublishOptions) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := c.holdRun(run.Dir, "publish")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	reg := o.To
 	if reg == "" {
 		reg = c.Registry

@@ -26,6 +26,11 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := c.holdRun(run.Dir, "rank")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	dir := run.Dir
 	trials, badTrials, err := results.LoadTrials(run)
 	if err != nil {

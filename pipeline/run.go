@@ -50,6 +50,12 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 	}
 	defer closeP()
 	c.Printer = p
+	unlock, err := c.holdRun(c.RunDir, "run")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c.heldRun = c.RunDir
 	begin := time.Now()
 	p.Println("run folder: %s", c.RunDir)
 	if err := writeMachine(c.RunDir); err != nil {

@@ -47,6 +47,11 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 	if err != nil {
 		return err
 	}
+	unlockRun, err := c.holdRun(run.Dir, "verify")
+	if err != nil {
+		return err
+	}
+	defer unlockRun()
 	plan, vs, err := c.Select(o.Only)
 	if err != nil {
 		return err

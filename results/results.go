@@ -24,6 +24,7 @@ const (
 	CalibrationFile = "calibration.json" // the load the bench found saturates a pair, per benchmark (Calibration)
 	RankingFile     = "ranking.json"     // rank.Ranking
 	PublishedFile   = "published.json"   // what publish pushed
+	LockFile        = ".lock"            // held by the one process writing the folder (never packed: a dot file)
 	TrialsDir       = "trials"
 	PairsDir        = "pairs"
 	MemoryDir       = "memory" // one file per memory-workload server: MemoryRel
