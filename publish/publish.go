@@ -75,6 +75,11 @@ type Options struct {
 	// Attempts is how many times a push that failed at the connection
 	// level (reset, refused, timeout) is tried in all (0 = 3).
 	Attempts int
+	// RequestTimeout bounds the wait for a registry's answer once a
+	// request (with its body) is sent (0 = 2 minutes): a registry that
+	// hangs is a timeout, retried like a dropped connection, not a
+	// publish that never ends. Ignored when Transport is set.
+	RequestTimeout time.Duration
 	// LayerCache is a folder where compressed layers are kept between
 	// publications, keyed by diff ID ("" = a temporary folder removed at
 	// the end). Publishing a run to a second registry then compresses
@@ -96,6 +101,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Attempts <= 0 {
 		o.Attempts = 3
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 2 * time.Minute
 	}
 	if o.Keychain == nil {
 		o.Keychain = authn.DefaultKeychain
@@ -228,6 +236,10 @@ func (o Options) remoteOptions(ctx context.Context) []remote.Option {
 	}
 	if o.Transport != nil {
 		ro = append(ro, remote.WithTransport(o.Transport))
+	} else if t, ok := remote.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = o.RequestTimeout
+		ro = append(ro, remote.WithTransport(t))
 	}
 	return ro
 }
@@ -563,13 +575,17 @@ func (p *pushing) check(ctx context.Context, ref name.Reference, want v1.Hash) e
 	return nil
 }
 
-// retry runs f again after connection-level failures that ggcr's own
-// retries (HTTP statuses, temporary errors) gave up on.
+// retry runs f again after connection-level failures (a reset, a refused
+// connection, a registry that did not answer within RequestTimeout) that
+// ggcr's own retries (HTTP statuses, temporary errors) gave up on, with a
+// doubling wait, while ctx lasts.
 func (p *pushing) retry(ctx context.Context, f func() error) error {
 	var err error
 	wait := 500 * time.Millisecond
 	for i := 0; i < p.opts.Attempts; i++ {
-		if err = f(); err == nil || !connectionError(err) {
+		// the caller's context ending is not the registry's failure (a
+		// timeout awaiting the registry's answer also reads as a deadline)
+		if err = f(); err == nil || ctx.Err() != nil || !connectionError(err) {
 			return err
 		}
 		if i+1 < p.opts.Attempts {
@@ -582,14 +598,12 @@ func (p *pushing) retry(ctx context.Context, f func() error) error {
 			wait *= 2
 		}
 	}
-	return err
+	return fmt.Errorf("%w (gave up after %d attempts)", err, p.opts.Attempts)
 }
 
 func connectionError(err error) bool {
 	var ne net.Error
 	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return false
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return true
