@@ -412,6 +412,11 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 	}
 	var exportErr *solve.ExportError
 	switch {
+	case err != nil && ctx.Err() == nil && !b.answers(ctx):
+		// The daemon went away mid-build: whatever step it was at did
+		// not fail, the daemon did. Say which.
+		fmt.Fprintf(logFile, "\nERROR: buildkitd %s stopped answering: %v\n", b.opt.Host, err)
+		return tr, fmt.Errorf("buildkitd %s stopped answering during the build (%v)", b.opt.Host, err)
 	case errors.As(err, &exportErr):
 		fmt.Fprintf(logFile, "\nERROR: loading into Docker Engine: %v\n", exportErr.Err)
 		return tr, fmt.Errorf("loading into Docker Engine: %w", exportErr.Err)
@@ -426,6 +431,14 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		r.BuildKitConfig = resp.ExporterResponse[exptypes.ExporterImageConfigDigestKey]
 	}
 	return tr, nil
+}
+
+// answers reports whether b's buildkitd still lists its workers.
+func (b *Builder) answers(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := b.bk.ListWorkers(ctx)
+	return err == nil
 }
 
 // solveProfile solves a PGO build's training and exports its profile into
@@ -443,6 +456,12 @@ func (b *Builder) solveProfile(ctx context.Context, v variants.Variant, rec dock
 		defer logFile.Close()
 	}
 	if err != nil {
+		// a half-exported profile is no profile
+		os.RemoveAll(dir)
+		if ctx.Err() == nil && !b.answers(ctx) {
+			fmt.Fprintf(logFile, "\nERROR: buildkitd %s stopped answering: %v\n", b.opt.Host, err)
+			return fmt.Errorf("buildkitd %s stopped answering during the build (%v)", b.opt.Host, err)
+		}
 		if logFile != nil {
 			fmt.Fprintf(logFile, "\nERROR: %v\n", err)
 		}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -122,7 +121,7 @@ func (p *Pool) Build(ctx context.Context, v variants.Variant) Result {
 		}
 		r := m.b.Build(ctx, v)
 		r.Builder = m.addr
-		if r.Status != StatusFailed || ctx.Err() != nil || m.answers(ctx) {
+		if r.Status != StatusFailed || ctx.Err() != nil || m.b.answers(ctx) {
 			p.free <- m
 			if len(lost) > 0 {
 				r.Retried = lost
@@ -156,13 +155,6 @@ func (p *Pool) kill(m *member) {
 	}
 }
 
-// answers reports whether m's buildkitd still lists its workers.
-func (m *member) answers(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	_, err := m.b.bk.ListWorkers(ctx)
-	return err == nil
-}
 
 // BuildAll builds vs over the pool through the stack every run uses:
 // All over Record(SkipUpToDate(pool)); see Builder.BuildAll.

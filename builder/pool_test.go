@@ -45,6 +45,19 @@ func TestParseEndpoint(t *testing.T) {
 // folder (empty cache), with the registry configuration set-up wrote, and
 // returns its address and a function that kills it.
 func secondBuildkitd(t *testing.T, root string) (string, func()) {
+	d := startBuildkitd(t, root)
+	return d.addr, d.stop
+}
+
+// buildkitd is a daemon a test started: its address, its process, and
+// stop, which kills it (once).
+type buildkitd struct {
+	addr string
+	pid  int
+	stop func()
+}
+
+func startBuildkitd(t *testing.T, root string) buildkitd {
 	t.Helper()
 	bin := filepath.Join(root, ".state", "bin", "buildkitd")
 	cfg, err := os.ReadFile(filepath.Join(root, ".state", "buildkit", "buildkitd.toml"))
@@ -111,7 +124,7 @@ func secondBuildkitd(t *testing.T, root string) (string, func()) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	return addr, stop
+	return buildkitd{addr: addr, pid: cmd.Process.Pid, stop: stop}
 }
 
 // TestPoolTwoBuildkitds spreads two builds over two real buildkitd
