@@ -3,7 +3,7 @@ SHELL := /bin/bash
 BIN := .state/bin/redis-variants
 GO_PKGS := ./...
 
-.PHONY: setup build run test unit lint clean-state
+.PHONY: setup build run test unit fuzz lint clean-state
 
 ## setup: install and start every real part (dockerd, buildkitd, registry), seed base images and sources
 setup:
@@ -26,6 +26,21 @@ test: setup lint
 ## unit: tests that need no daemon
 unit:
 	go test -short $(GO_PKGS)
+
+## fuzz: run each fuzz target for FUZZTIME (10m; CI runs a short pass); what it finds lands in the package's testdata/fuzz
+FUZZTIME ?= 10m
+FUZZ_PARALLEL ?= $(shell nproc)
+# a new input is shortened for at most this long (go test's 60s stalls a target whose inputs are runtest logs)
+FUZZMINIMIZE ?= 5s
+FUZZ_TARGETS := ./variants:FuzzParse ./loadgen/resp:FuzzReader ./verify:FuzzParseRuntest ./artifact:FuzzManifest ./artifact:FuzzUntarGz
+fuzz:
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz: $$fn ($$pkg) for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZ_PARALLEL) $$pkg || failed="$$failed $$fn"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (the inputs are in each package's testdata/fuzz)"; exit 1; fi; \
+	echo "fuzz: every target ran $(FUZZTIME) without a failure"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -51,7 +51,7 @@ func testRepo(t *testing.T) name.Repository {
 
 // fixtureRun writes a ranked run folder with every kind of file a run
 // has, including those the artifact leaves out.
-func fixtureRun(t *testing.T, id, cpu string) *results.Run {
+func fixtureRun(t testing.TB, id, cpu string) *results.Run {
 	t.Helper()
 	run, err := results.Open(filepath.Join(t.TempDir(), id))
 	if err != nil {

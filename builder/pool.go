@@ -155,7 +155,6 @@ func (p *Pool) kill(m *member) {
 	}
 }
 
-
 // BuildAll builds vs over the pool through the stack every run uses:
 // All over Record(SkipUpToDate(pool)); see Builder.BuildAll.
 func (p *Pool) BuildAll(ctx context.Context, vs []variants.Variant) ([]Result, error) {

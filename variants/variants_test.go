@@ -516,9 +516,16 @@ func TestMultiDocument(t *testing.T) {
 	}
 }
 
+// FuzzParse feeds the parser arbitrary files. Whatever the input, it must
+// not panic or hang; an error is an *Error whose every diagnostic names
+// this file; a plan it accepts has unique names, IDs of its specs, flags
+// the build may take, and parsing it again gives the same entries. The
+// seeds are every variants file of the repository and the golden inputs;
+// `make fuzz` runs it (testdata/fuzz/FuzzParse keeps what it found).
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/golden/*.yaml")
-	seeds = append(seeds, "../variants.yaml", "testdata/tiny.yaml")
+	examples, _ := filepath.Glob("../variants*.yaml")
+	seeds = append(append(seeds, examples...), "testdata/tiny.yaml")
 	for _, s := range seeds {
 		data, err := os.ReadFile(s)
 		if err != nil {
@@ -534,11 +541,24 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error is not a non-empty *Error: %#v", err)
 			}
 			for _, d := range e.Diagnostics {
-				if d.Message == "" || d.Severity != SeverityError {
+				if d.Message == "" || d.Severity != SeverityError || d.Pos.File != "fuzz.yaml" {
 					t.Fatalf("bad diagnostic %#v", d)
 				}
 			}
 			return
+		}
+		again, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			t.Fatalf("accepted once, refused the second time: %v", err)
+		}
+		if a, b := p.All(), again.All(); len(a) != len(b) {
+			t.Fatalf("parsed twice: %d then %d entries", len(a), len(b))
+		} else {
+			for i := range a {
+				if a[i].Name != b[i].Name || a[i].ID != b[i].ID {
+					t.Fatalf("parsed twice: %s %s then %s %s", a[i].Name, a[i].ID, b[i].Name, b[i].ID)
+				}
+			}
 		}
 		if _, ok := p.Profiles["quick"]; !ok {
 			t.Fatal("no quick profile")
@@ -557,6 +577,11 @@ func FuzzParse(f *testing.F) {
 			}
 			if v.Kind == KindVariant && (v.Source.SHA256 == "" || v.Compiler.Family == "" || v.Opt == "") {
 				t.Fatalf("unresolved variant %+v", v)
+			}
+			for _, fl := range append(slices.Clone(v.CFlags), v.LDFlags...) {
+				if why := BadFlag(fl); why != "" {
+					t.Fatalf("%s accepted with flag %q: %s", v.Name, fl, why)
+				}
 			}
 		}
 	})

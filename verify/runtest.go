@@ -71,7 +71,7 @@ func ParseRuntest(output string, resolve UnitResolver) Parsed {
 		return ""
 	}
 	sc := bufio.NewScanner(strings.NewReader(output))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		line := strings.TrimRight(ansiRe.ReplaceAllString(sc.Text(), ""), "\r")
 		if m := statusRe.FindStringSubmatch(line); m != nil {
