@@ -21,9 +21,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis-variants/redis-variants/engine"
@@ -52,6 +54,51 @@ type Engine interface {
 	WaitReady(ctx context.Context, s *engine.Server, timeout time.Duration) error
 	Remove(ctx context.Context, containerID string) error
 	CPUUsageNanos(ctx context.Context, containerID string) (uint64, error)
+}
+
+// watchedEngine passes every call to Engine and counts the servers it
+// refused to start, remembering the last refusal.
+type watchedEngine struct {
+	Engine
+	mu      sync.Mutex
+	refused int
+	last    error
+}
+
+func (w *watchedEngine) StartServer(ctx context.Context, spec engine.ServerSpec) (*engine.Server, error) {
+	srv, err := w.Engine.StartServer(ctx, spec)
+	if err != nil && ctx.Err() == nil {
+		w.mu.Lock()
+		w.refused, w.last = w.refused+1, err
+		w.mu.Unlock()
+	}
+	return srv, err
+}
+
+var errNoState = errors.New("the Engine does not report container states")
+
+// ContainerState passes on to the Engine when it can tell (StateEngine).
+func (w *watchedEngine) ContainerState(ctx context.Context, id string) (running, oomKilled bool, err error) {
+	se, ok := w.Engine.(StateEngine)
+	if !ok {
+		return false, false, errNoState
+	}
+	return se.ContainerState(ctx, id)
+}
+
+// refusals is how many servers the Engine refused to start so far, and
+// the last refusal.
+func (w *watchedEngine) refusals() (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused, w.last
+}
+
+// pinger is an Engine that can say whether it still answers
+// (*engine.Client); the bench asks it after a measurement that did not
+// finish, and stops when it does not.
+type pinger interface {
+	Ping(ctx context.Context) error
 }
 
 // Options configure a bench run.
@@ -180,6 +227,17 @@ type unit struct {
 	rep  int
 }
 
+// image names what the unit measures: its image (a pair's, not its base).
+func (u unit) image() string {
+	switch {
+	case u.pair != nil:
+		return u.pair.key.Image
+	case u.mem != nil:
+		return u.mem.image
+	}
+	return u.cell.Image
+}
+
 // Interface is the bench stage: it measures images and says what it did
 // (also on error: an interrupted bench reports what it finished). *Bencher
 // measures through the Docker Engine; Locked and Record wrap any Interface
@@ -297,17 +355,21 @@ func New(o Options) (*Bencher, error) {
 // session is one Bench call: the design and what has been measured.
 type session struct {
 	*Bencher
-	start    time.Time
-	sum      Summary
-	byName   map[string]Image
-	rts      map[string]variants.Runtime
-	benches  []rank.Bench
-	slots    []pairSlot
-	units    []unit
-	primary  string
-	cpuModel string
-	sockRoot string
-	env      *pairEnv
+	watch *watchedEngine
+	// refusedRun: the images of the measurements in a row, up to now,
+	// whose servers the Engine refused to start
+	refusedRun []string
+	start      time.Time
+	sum        Summary
+	byName     map[string]Image
+	rts        map[string]variants.Runtime
+	benches    []rank.Bench
+	slots      []pairSlot
+	units      []unit
+	primary    string
+	cpuModel   string
+	sockRoot   string
+	env        *pairEnv
 
 	trials     []rank.Trial
 	planned    map[rank.PairKey]int // planned replicates per pair
@@ -370,6 +432,7 @@ func (s *session) done(u unit) int {
 // Bench implements Interface. It returns the summary even on error.
 func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	s := &session{Bencher: b, start: time.Now(), failures: map[Cell]int{}, dropped: map[Cell]bool{}}
+	s.watch = &watchedEngine{Engine: b.o.Engine}
 	if err := s.design(images); err != nil {
 		return s.sum, err
 	}
@@ -390,6 +453,7 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	s.sockRoot = sockRoot
 	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
 		cpuModel: s.cpuModel, log: s.logf}
+	s.env.o.Engine = s.watch // every server of the session is started through the watch
 	if len(s.slots) > 0 {
 		sess, ok := b.gen.(Sessions)
 		if !ok {
@@ -571,6 +635,7 @@ func (s *session) measure(ctx context.Context) error {
 			fmt.Fprintf(s.log, "time budget %s spent: stopping after %d of %d measurements; the design is incomplete\n", s.budget, n, len(s.units))
 			return nil
 		}
+		refusedBefore, _ := s.watch.refusals()
 		var err error
 		if u.mem != nil {
 			err = s.memory(ctx, u)
@@ -582,9 +647,51 @@ func (s *session) measure(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// a unit the Engine refused a server of can count as done (its
+		// cell dropped, its replicate given up): both are asked about
+		if refused, _ := s.watch.refusals(); refused > refusedBefore || s.done(u) < s.size(u) {
+			if err := s.engineAnswers(ctx, n, u, refusedBefore); err != nil {
+				return err
+			}
+		} else {
+			s.refusedRun = nil
+		}
 		ctr.Add(max(s.done(u)-before, 0), s.last)
 	}
 	return nil
+}
+
+// engineAnswers is nil while the Docker Engine works. A measurement that
+// failed because the daemon went away (stopped, restarting, crashed)
+// would fail again for every unit left, each recorded as the image's
+// failure, and the cells dropped: the bench stops instead, saying so;
+// what it finished is on disk, and running it again resumes. The Engine
+// is taken as not working when it does not answer a ping, or when it
+// refused to start the servers of two different images in a row (a
+// daemon shutting down still answers pings for seconds; one image whose
+// servers do not start is that image's failure).
+func (s *session) engineAnswers(ctx context.Context, n int, u unit, refusedBefore int) error {
+	var err error
+	if p, ok := s.watch.Engine.(pinger); ok {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = p.Ping(pctx)
+		cancel()
+	}
+	if refused, last := s.watch.refusals(); refused > refusedBefore {
+		s.refusedRun = append(s.refusedRun, u.image())
+		if err == nil && len(slices.Compact(slices.Sorted(slices.Values(s.refusedRun)))) > 1 {
+			err = fmt.Errorf("Docker Engine refused to start the servers of %d measurements in a row, of different images (%s): %w",
+				len(s.refusedRun), strings.Join(s.refusedRun, ", "), last)
+		}
+	} else {
+		s.refusedRun = nil
+	}
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	fmt.Fprintf(s.log, "the Docker Engine stopped working after %d of %d measurements: %v\n", n+1, len(s.units), err)
+	return fmt.Errorf("bench: stopped after %d of %d measurements: %w; what finished is kept in %s (%d trials, %d windows this time): start the Engine again (make setup) and run bench again to resume",
+		n+1, len(s.units), err, s.o.Run.Dir, s.sum.Done, s.sum.DoneWindows)
 }
 
 // replicate measures (the rest of) one replicate of a pair.

@@ -65,6 +65,14 @@ func (c *Client) Close() error { return c.api.Close() }
 // API returns the underlying moby client, for calls this package does not wrap.
 func (c *Client) API() *client.Client { return c.api }
 
+// Ping asks the daemon whether it answers.
+func (c *Client) Ping(ctx context.Context) error {
+	if _, err := c.api.Ping(ctx, client.PingOptions{}); err != nil {
+		return fmt.Errorf("Docker Engine at %s does not answer: %w", c.api.DaemonHost(), err)
+	}
+	return nil
+}
+
 // Version returns the daemon's version and the API version in use.
 func (c *Client) Version(ctx context.Context) (server, api string, err error) {
 	v, err := c.api.ServerVersion(ctx, client.ServerVersionOptions{})

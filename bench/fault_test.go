@@ -1,0 +1,132 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/engine/enginetest"
+	"github.com/redis-variants/redis-variants/loadgen"
+	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
+)
+
+// stopDockerdDuring stops the Docker Engine (SIGTERM, as a service
+// manager stopping it for a restart would) 300 ms into the measured run
+// after the first n, while a server is under load.
+type stopDockerdDuring struct {
+	n       atomic.Int32
+	stopped chan struct{}
+}
+
+func (g *stopDockerdDuring) Generate(ctx context.Context, cfg loadgen.Config, cpus string) (loadgen.Result, time.Duration, error) {
+	if cfg.Duration >= time.Second && g.n.Add(-1) == 0 {
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			exec.Command("pkill", "-x", "dockerd").Run()
+			close(g.stopped)
+		}()
+	}
+	return bench.InProcess{}.Generate(ctx, cfg, cpus)
+}
+
+// dockerdDown waits until no dockerd process is left.
+func dockerdDown(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for exec.Command("pgrep", "-x", "dockerd").Run() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("dockerd did not stop within 60 s of SIGTERM")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startDockerd starts the Docker Engine again the way every machine of
+// this project gets it: the set-up script (which starts what is not
+// running and leaves the rest).
+func startDockerd(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command("bash", "scripts/setup.sh")
+	cmd.Dir = enginetest.RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("restarting dockerd with scripts/setup.sh: %v\n%s", err, out)
+	}
+}
+
+// The Docker Engine stopped in the middle of a bench (and started again):
+// the bench stops with an error that says the Engine does not answer, not
+// with every later measurement recorded as the images' failure; the
+// trials it finished are on disk and kept; the bench run again resumes
+// them and completes the design, leaving no container behind.
+func TestDockerdRestartedMidBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	_, o := stockPair(t)
+	run, session := o.Run, o.Labels
+	o.Runtimes = []variants.Runtime{{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"}}
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 8, Pipelines: []int{1},
+		DataSize: 3, Duration: time.Second, Warmup: 200 * time.Millisecond, Trials: 4}
+	o.Seed, o.LockFile = 11, t.TempDir()+"/machine.lock"
+	g := &stopDockerdDuring{stopped: make(chan struct{})}
+	g.n.Store(4) // the 4th of 8 trials
+	o.Generator = g
+	t.Cleanup(func() {
+		// whatever happened, leave the machine with its Engine running
+		<-g.stopped
+		if exec.Command("curl", "-sf", "--unix-socket", "/var/run/docker.sock", "http://localhost/_ping").Run() != nil {
+			dockerdDown(t)
+			startDockerd(t)
+		}
+	})
+	sum, err := bench.Run(context.Background(), o)
+	<-g.stopped
+	// While it shuts down, dockerd still answers pings but refuses to
+	// start containers; once gone, it does not answer: either is said.
+	if err == nil || !strings.Contains(err.Error(), "Docker Engine") || !strings.Contains(err.Error(), "run bench again to resume") {
+		t.Fatalf("bench with the Engine stopped: %v (summary %+v), want it stopped saying the Engine failed", err, sum)
+	}
+	t.Logf("stopped: %v", err)
+	done := sum.Done
+	// the 4th trial finishes only if the daemon took longer than its
+	// measurement to kill its server
+	if done < 3 || done > 4 {
+		t.Errorf("%d trials finished before the Engine stopped during the 4th, want 3 (or 4)", done)
+	}
+	trials, skipped, lerr := results.LoadTrials(run)
+	if lerr != nil || len(skipped) > 0 || len(trials) != done {
+		t.Fatalf("%d trials on disk (%v, left out %v), want the %d finished", len(trials), lerr, skipped, done)
+	}
+	dockerdDown(t)
+	startDockerd(t)
+
+	eng, err := engine.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	o.Engine, o.Generator = eng, bench.InProcess{}
+	sum, err = bench.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("the resumed bench: %v", err)
+	}
+	if sum.Resumed != done || sum.Done != 8-done || len(sum.Failures) != 0 {
+		t.Errorf("resumed bench: %d resumed, %d done, failures %v; want %d resumed and %d done", sum.Resumed, sum.Done, sum.Failures, done, 8-done)
+	}
+	if trials, _, _ := results.LoadTrials(run); len(trials) != 8 {
+		t.Errorf("%d trials on disk after the resume, want 8", len(trials))
+	}
+	if left, err := eng.Managed(context.Background(), session); err != nil || len(left) != 0 {
+		t.Errorf("%d containers left after the resumed bench (%v)", len(left), err)
+	}
+	if _, err := os.Stat(run.Path(results.BenchFile)); err != nil {
+		t.Errorf("no bench.json after the resume: %v", err)
+	}
+}
