@@ -383,10 +383,21 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 			Read:  func(ctx context.Context, tar io.Reader) error { return b.opt.Engine.Load(ctx, tar) },
 		}},
 	}
+	var ociTmp, ociDir string
 	if b.opt.OCIDir != "" {
+		// exported beside its place and renamed into it once complete: a
+		// failed export (a full disk) leaves no half-written layout
 		dir := filepath.Join(b.opt.OCIDir, v.Name)
-		req.Exports = append(req.Exports, bk.ExportEntry{Type: bk.ExporterOCI, Attrs: map[string]string{"name": r.Image, "tar": "false"}, OutputDir: dir})
-		r.OCI = dir
+		if err := os.MkdirAll(b.opt.OCIDir, 0o755); err != nil {
+			return tr, fmt.Errorf("OCI export: %w", err)
+		}
+		tmp, err := os.MkdirTemp(b.opt.OCIDir, "."+v.Name+".export-*")
+		if err != nil {
+			return tr, fmt.Errorf("OCI export: %w", err)
+		}
+		defer os.RemoveAll(tmp) // gone once renamed
+		ociTmp, ociDir = tmp, dir
+		req.Exports = append(req.Exports, bk.ExportEntry{Type: bk.ExporterOCI, Attrs: map[string]string{"name": r.Image, "tar": "false"}, OutputDir: tmp})
 	}
 	if b.opt.Push != "" {
 		ref := b.opt.Push + "/" + r.Image
@@ -429,6 +440,15 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 	}
 	if resp != nil {
 		r.BuildKitConfig = resp.ExporterResponse[exptypes.ExporterImageConfigDigestKey]
+	}
+	if ociTmp != "" {
+		if err := os.RemoveAll(ociDir); err != nil {
+			return tr, fmt.Errorf("OCI export: replacing %s: %w", ociDir, err)
+		}
+		if err := os.Rename(ociTmp, ociDir); err != nil {
+			return tr, fmt.Errorf("OCI export: %w", err)
+		}
+		r.OCI = ociDir
 	}
 	return tr, nil
 }

@@ -174,3 +174,73 @@ func TestBuildkitdKilledMidBuild(t *testing.T) {
 		t.Errorf("%d builds retried, want the one the killed daemon had: %v", retried, res)
 	}
 }
+
+// tinyDisk mounts a tmpfs of size bytes at a new folder and returns it: a
+// disk that fills, for real, in the middle of a write.
+func tinyDisk(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Fatalf("mounting a %s tmpfs at %s (this test needs root, as set-up does): %v", size, dir, err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// The disk filling during a build's export (an OCI layout, tens of MB,
+// into a 2 MiB filesystem): the build fails saying so, nothing
+// half-written is left where the layout was going, and the build done
+// again with room exports the whole layout.
+func TestBuildExportDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs buildkitd and Docker Engine")
+	}
+	ctx := context.Background()
+	root := enginetest.RepoRoot(t)
+	env := newTestEnv(ctx, t, root, filepath.Join(root, ".state", "cache", "sources"))
+	plan, err := variants.Parse("full.yaml", []byte("references:\n  - {name: stock-a, kind: distro-package}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := plan.All()
+	full := tinyDisk(t, "2m")
+	_, run := env.builder("full", env.recipe, true)
+	b, err := New(ctx, Options{Host: solve.Address(), Jobs: 1, Run: run, RunsRoot: env.runs, Engine: env.eng, Recipe: env.recipe, Force: true, OCIDir: full, Progress: testPrinter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	res, _ := b.BuildAll(ctx, vs)
+	if len(res) != 1 || res[0].Status != StatusFailed || !strings.Contains(res[0].Error, "no space left on device") {
+		t.Fatalf("a build whose export fills the disk: %+v, want a failure saying the disk is full", res)
+	}
+	t.Logf("disk full: %s", res[0].Error)
+	if ents, _ := os.ReadDir(full); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the failed export left %v on the full disk", names)
+	}
+	if res[0].OCI != "" {
+		t.Errorf("the failed build records an OCI layout at %s", res[0].OCI)
+	}
+	builds, _, _ := results.LoadBuilds(run)
+	if rec := builds["stock-a"]; rec.Status != StatusFailed || !strings.Contains(rec.Error, "no space left on device") {
+		t.Errorf("the build record: %s %q, want the failure", rec.Status, rec.Error)
+	}
+
+	room := t.TempDir()
+	again, err := New(ctx, Options{Host: solve.Address(), Jobs: 1, Run: run, RunsRoot: env.runs, Engine: env.eng, Recipe: env.recipe, Force: true, OCIDir: room, Progress: testPrinter(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	res, _ = again.BuildAll(ctx, vs)
+	if len(res) != 1 || res[0].Status != StatusOK || res[0].OCI != filepath.Join(room, "stock-a") {
+		t.Fatalf("the build again with room: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(room, "stock-a", "index.json")); err != nil {
+		t.Errorf("no complete OCI layout: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,6 +126,11 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
+	// The solve's own context: a tarball reader that fails cancels it only
+	// after readerGrace, for the solve to fail on its own first when that
+	// is why the tarball was cut short.
+	solveCtx, cancelSolve := context.WithCancel(gctx)
+	defer cancelSolve()
 
 	// Tarball exports: each reader starts when BuildKit opens the export.
 	var solved atomic.Bool
@@ -156,7 +162,7 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 						tb.err, tb.ownError = err, err != nil && !solved.Load()
 						tb.mu.Unlock()
 						if tb.ownError {
-							return &ExportError{Type: t.Type, Err: err}
+							time.AfterFunc(readerGrace, cancelSolve)
 						}
 						return nil
 					})
@@ -173,7 +179,7 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 	var resp *bk.SolveResponse
 	var solveErr error
 	g.Go(func() error {
-		resp, solveErr = c.Solve(gctx, nil, bk.SolveOpt{
+		resp, solveErr = c.Solve(solveCtx, nil, bk.SolveOpt{
 			Frontend:      "dockerfile.v0",
 			FrontendAttrs: attrs,
 			LocalMounts:   mounts,
@@ -196,6 +202,14 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 		err, own := tb.err, tb.ownError
 		tb.mu.Unlock()
 		if own {
+			if solveErr != nil && !strings.Contains(solveErr.Error(), err.Error()) && !canceled(solveErr) {
+				// The solve failed on its own (a step, another export
+				// filling the disk) and cut this tarball short: its
+				// reader's error (an unexpected EOF) is the consequence.
+				// A reader that fails first cancels the solve, or closes
+				// the pipe with its error, which BuildKit then reports.
+				return resp, solveErr
+			}
 			return resp, &ExportError{Type: req.Tarballs[i].Type, Err: err}
 		}
 	}
@@ -214,6 +228,16 @@ func Run(ctx context.Context, c *bk.Client, req Request) (*bk.SolveResponse, err
 		return resp, fmt.Errorf("solve: progress: %w", watchErr)
 	}
 	return resp, nil
+}
+
+// readerGrace is how long a solve whose tarball reader failed is left to
+// end by itself before it is cancelled.
+const readerGrace = 2 * time.Second
+
+// canceled reports whether a solve's error is its cancellation (BuildKit
+// reports it through gRPC, where errors.Is does not always see it).
+func canceled(err error) bool {
+	return errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "context canceled")
 }
 
 // frontendInputs writes the Dockerfile under tmp and returns the
