@@ -94,6 +94,13 @@ func (w *watchedEngine) refusals() (int, error) {
 	return w.refused, w.last
 }
 
+// recordError is a measurement's record that could not be written (a
+// full disk): the bench stops, and says that what it wrote before is whole
+// (each record is written atomically) and that a re-run resumes from it.
+func recordError(err error) error {
+	return fmt.Errorf("bench: %w (the records written before it are whole: make room and run bench again to resume)", err)
+}
+
 // pinger is an Engine that can say whether it still answers
 // (*engine.Client); the bench asks it after a measurement that did not
 // finish, and stops when it does not.
@@ -795,7 +802,7 @@ func (s *session) trial(ctx context.Context, u unit) error {
 	t.Rep, t.Seq, t.CPUModel = u.rep, s.seq, s.cpuModel
 	t.VariantID, t.ImageID, t.Reference = im.ID, im.ImageID, im.Reference
 	if err := s.o.Run.WriteJSON(TrialRel(c, t.Rep), t); err != nil {
-		return fmt.Errorf("bench: %w", err)
+		return recordError(err)
 	}
 	s.doneTrial[TrialRel(c, t.Rep)] = true
 	s.seq++

@@ -116,7 +116,7 @@ func (s *session) calibrate(ctx context.Context) error {
 	}
 	cal.Elapsed = time.Since(start)
 	if err := s.o.Run.WriteJSON(results.CalibrationFile, cal); err != nil {
-		return fmt.Errorf("bench: %w", err)
+		return recordError(err)
 	}
 	if len(failed) > 0 {
 		msg := fmt.Sprintf("no load tried kept the server CPU busy with two servers of %s under %s, so no pair can be measured on this machine: %s (calibration.json has every window)",

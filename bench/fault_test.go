@@ -2,10 +2,14 @@ package bench_test
 
 import (
 	"context"
+	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,5 +132,69 @@ func TestDockerdRestartedMidBench(t *testing.T) {
 	}
 	if _, err := os.Stat(run.Path(results.BenchFile)); err != nil {
 		t.Errorf("no bench.json after the resume: %v", err)
+	}
+}
+
+// The run folder's disk filling in the middle of a bench (a tmpfs with
+// room for the design and a few trials): the bench stops with an error
+// that says the disk is full; every record on the disk is whole (each
+// parses, no temporary file is left); and once there is room again the
+// bench run again resumes what it finished and completes the design.
+func TestBenchWriteDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	_, o := stockPair(t)
+	disk := enginetest.TinyDisk(t, "1m")
+	run, err := results.Open(filepath.Join(disk, "20261204-000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Run = run
+	o.Runtimes = []variants.Runtime{{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"}}
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 8, Pipelines: []int{1},
+		DataSize: 3, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Trials: 6}
+	o.Seed, o.LockFile, o.Generator = 5, t.TempDir()+"/machine.lock", bench.InProcess{}
+	// Fill the disk but for 24 KiB: six pages of tmpfs.
+	filler := filepath.Join(disk, "filler")
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(disk, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-24<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := bench.Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("bench on a full disk: %v (%d trials done), want an error saying the disk is full", err, sum.Done)
+	}
+	t.Logf("disk full after %d trials: %v", sum.Done, err)
+	filepath.WalkDir(run.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.Contains(d.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", p)
+		}
+		if strings.HasSuffix(p, ".json") {
+			b, _ := os.ReadFile(p)
+			if !json.Valid(b) {
+				t.Errorf("%s is not whole JSON (%d bytes)", p, len(b))
+			}
+		}
+		return nil
+	})
+	trials, skipped, lerr := results.LoadTrials(run)
+	if lerr != nil || len(skipped) > 0 || len(trials) != sum.Done {
+		t.Errorf("%d trials on disk (%v, left out %v), want the %d finished", len(trials), lerr, skipped, sum.Done)
+	}
+
+	os.Remove(filler)
+	resumed, err := bench.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("the bench again with room: %v", err)
+	}
+	if resumed.Resumed != len(trials) || resumed.Resumed+resumed.Done != 12 {
+		t.Errorf("resumed %d and measured %d, want the %d on disk resumed and 12 in all", resumed.Resumed, resumed.Done, len(trials))
 	}
 }

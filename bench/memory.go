@@ -112,7 +112,7 @@ func (s *session) memory(ctx context.Context, u unit) error {
 		t.Error = err.Error()
 	}
 	if err := s.o.Run.WriteJSON(sl.rel(), t); err != nil {
-		return fmt.Errorf("bench: %w", err)
+		return recordError(err)
 	}
 	s.seq++
 	switch {

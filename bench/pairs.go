@@ -199,7 +199,7 @@ type side struct {
 func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 	write := func() error {
 		if err := e.o.Run.WriteJSON(PairRel(rep.PairKey, rep.Rep), rep); err != nil {
-			return fmt.Errorf("bench: %w", err)
+			return recordError(err)
 		}
 		return nil
 	}

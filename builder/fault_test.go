@@ -175,18 +175,6 @@ func TestBuildkitdKilledMidBuild(t *testing.T) {
 	}
 }
 
-// tinyDisk mounts a tmpfs of size bytes at a new folder and returns it: a
-// disk that fills, for real, in the middle of a write.
-func tinyDisk(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Fatalf("mounting a %s tmpfs at %s (this test needs root, as set-up does): %v", size, dir, err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
 // The disk filling during a build's export (an OCI layout, tens of MB,
 // into a 2 MiB filesystem): the build fails saying so, nothing
 // half-written is left where the layout was going, and the build done
@@ -203,7 +191,7 @@ func TestBuildExportDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs := plan.All()
-	full := tinyDisk(t, "2m")
+	full := enginetest.TinyDisk(t, "2m")
 	_, run := env.builder("full", env.recipe, true)
 	b, err := New(ctx, Options{Host: solve.Address(), Jobs: 1, Run: run, RunsRoot: env.runs, Engine: env.eng, Recipe: env.recipe, Force: true, OCIDir: full, Progress: testPrinter(t)})
 	if err != nil {
