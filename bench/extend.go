@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -199,7 +201,7 @@ func planRound(hw map[rank.PairKey]float64, complete, swapped, planned map[rank.
 		r.add[k] = need
 		top[k.Runtime] = max(top[k.Runtime], need)
 	}
-	for _, rt := range sortedRuntimes(top) {
+	for _, rt := range slices.Sorted(maps.Keys(top)) {
 		c := rank.PairKey{Image: primary, Runtime: rt, Base: primary, BaseRuntime: rt}
 		if _, ok := planned[c]; !ok {
 			continue
@@ -311,13 +313,4 @@ func sortedKeys[V any](m map[rank.PairKey]V) []rank.PairKey {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	return keys
-}
-
-func sortedRuntimes(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for rt := range m {
-		out = append(out, rt)
-	}
-	sort.Strings(out)
-	return out
 }
