@@ -14,6 +14,7 @@ import (
 	"github.com/redis-variants/redis-variants/bench"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/progress"
+	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
@@ -148,6 +149,83 @@ func TestOutsideImagePulledVerifiedRanked(t *testing.T) {
 	md, _ := os.ReadFile(run.Path("report.md"))
 	if !strings.Contains(string(md), "jemalloc-system (found)") {
 		t.Errorf("report.md does not say what the outside image was found to run:\n%s", md)
+	}
+
+	editedBetweenBuildAndPublish(ctx, t, c, cfg, o.ImageID)
+}
+
+// editedBetweenBuildAndPublish goes on from a run that built, verified,
+// benched and ranked the outside image: the file is edited so that the
+// entry names another image, and the run is built again. Publish refuses
+// the new image under the old one's verification, naming both; bench run
+// again sets the old image's measurements aside and measures the new one;
+// once verified again, the new image is what publish selects.
+func editedBetweenBuildAndPublish(ctx context.Context, t *testing.T, c *bk.Client, cfg Config, oldID string) {
+	t.Helper()
+	edited := localRegistry + "/outside/redis:edited"
+	if _, err := solve.Run(ctx, c, solve.Request{Dockerfile: []byte(outsideDockerfile + "LABEL io.redis-variants.test.edited=1\n"), Exports: []bk.ExportEntry{{
+		Type:  bk.ExporterImage,
+		Attrs: map[string]string{"name": edited, "push": "true", "registry.insecure": "true"},
+	}}}); err != nil {
+		t.Fatalf("building the edited image: %v", err)
+	}
+	file := strings.Replace(outsideFile, localRegistry+"/outside/redis:bookworm", edited, 1)
+	if err := os.WriteFile(cfg.File, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Build(ctx, cfg, BuildOptions{Jobs: 1}); err != nil {
+		t.Fatalf("building the edited file into the run: %v", err)
+	}
+	run := &results.Run{Dir: cfg.RunDir}
+	builds, _, _ := results.LoadBuilds(run)
+	newID := builds["outside"].ConfigDigest
+	if newID == "" || newID == oldID {
+		t.Fatalf("the edited entry's build is image %q, want one other than %s", newID, oldID)
+	}
+	refusal := func() string {
+		sel, err := publish.Select(run, publish.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range sel.Refused {
+			if r.Variant == "outside" {
+				return r.Reason
+			}
+		}
+		for _, s := range sel.Images {
+			if s.Variant.Name == "outside" && s.Build.ConfigDigest != newID {
+				t.Errorf("publish selected outside as %s, want %s", s.Build.ConfigDigest, newID)
+			}
+		}
+		return ""
+	}
+	if why := refusal(); !strings.Contains(why, oldID[:19]) || !strings.Contains(why, newID[:19]) {
+		t.Errorf("publish after the edit: outside refused %q, want a refusal naming the verified image %s and the built one %s", why, oldID, newID)
+	}
+
+	var out bytes.Buffer
+	cfg.Out, cfg.Err = &out, &out
+	if err := Verify(ctx, cfg, VerifyOptions{Profile: "quick", Again: true}); err != nil {
+		t.Fatalf("verifying the edited image: %v\n%s", err, out.String())
+	}
+	if err := Bench(ctx, cfg, BenchOptions{Profile: "quick", Generator: bench.ExecGenerator{Binary: enginetest.ToolBinary(t)}}); err != nil {
+		t.Fatalf("bench after the edit: %v\n%s", err, out.String())
+	}
+	var sum bench.Summary
+	if err := run.ReadJSON(results.BenchFile, &sum); err != nil || sum.Stale == 0 {
+		t.Errorf("bench after the edit set aside %d records of the old image (%v), want some", sum.Stale, err)
+	}
+	reps, _, _ := results.LoadReplicates(run)
+	for _, r := range reps {
+		if r.Image == "outside" && r.ImageID != newID {
+			t.Errorf("replicate %s #%d of outside is of image %s, want only %s", r.PairKey, r.Rep, r.ImageID, newID)
+		}
+	}
+	if err := Rank(ctx, cfg, ""); err != nil {
+		t.Fatalf("rank after the edit: %v\n%s", err, out.String())
+	}
+	if why := refusal(); why != "" {
+		t.Errorf("publish after the new image was verified and measured: refused %q", why)
 	}
 }
 
