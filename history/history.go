@@ -81,7 +81,8 @@ type Result struct {
 	Lo        float64 `json:"lo"`
 	Hi        float64 `json:"hi"`
 	Verdict   string  `json:"verdict"` // against Reference: faster, slower, tie
-	Rank      int     `json:"rank"`
+	Rank      int     `json:"rank"`    // best rank of its rank interval
+	RankHi    int     `json:"rank_hi"` // worst (as rank.Entry.RankHi)
 }
 
 // Group returns r's column under grouping by.
@@ -237,7 +238,7 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 			continue
 		}
 		r := Result{Run: dir, CPUModel: cpu, Level: level, Variant: e.Image, ID: v.ID, Opt: v.Opt,
-			Allocator: v.Allocator, Reference: ref, Rank: e.Rank}
+			Allocator: v.Allocator, Reference: ref, Rank: e.Rank, RankHi: e.RankHi}
 		if v.Compiler.Family != "" {
 			r.Compiler = v.Compiler.String()
 		}
@@ -275,7 +276,7 @@ func memoryResults(dir string, rk *rank.Ranking, cpu, level string, lookup func(
 			verdict = rank.Tie
 		}
 		r := Result{Run: dir, CPUModel: cpu, Level: level, Variant: e.Image, ID: v.ID, Opt: v.Opt, Allocator: v.Allocator,
-			Reference: rk.Memory.Primary, Rank: e.Rank, Score: 1 / float64(e.Ratio), Lo: 1 / float64(e.Hi), Hi: 1 / float64(e.Lo), Verdict: verdict}
+			Reference: rk.Memory.Primary, Rank: e.Rank, RankHi: e.RankHi, Score: 1 / float64(e.Ratio), Lo: 1 / float64(e.Hi), Hi: 1 / float64(e.Lo), Verdict: verdict}
 		if v.Compiler.Family != "" {
 			r.Compiler = v.Compiler.String()
 		}

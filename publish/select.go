@@ -218,7 +218,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 				first = c
 				continue
 			}
-			if c.entry.Rank == first.entry.Rank && tag == BestTag(redis, "") {
+			if st.Tied(c.v.Name, first.v.Name) && tag == BestTag(redis, "") {
 				tied[first.v.Name] = append(tied[first.v.Name], c.v.Name)
 			}
 		}
@@ -230,7 +230,7 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 		// counts: the best is then not known to beat it).
 		var with []string
 		for _, e := range st.Entries {
-			if e.Image == first.v.Name || e.Rank != first.entry.Rank {
+			if e.Image == first.v.Name || !st.Tied(e.Image, first.v.Name) {
 				continue
 			}
 			// a rival for this tag: a reference (it runs anywhere) or a
@@ -397,7 +397,10 @@ func meta(run *results.Run, rk *rank.Ranking, st rank.Standings, c candidate, re
 	if c.level != "" {
 		m[KeyISALevel] = c.level
 	}
-	m[KeyRank] = strconv.Itoa(e.Rank)
+	m[KeyRank] = strconv.Itoa(e.Rank) // its rank interval, "1" or "1-3"
+	if e.RankHi > e.Rank {
+		m[KeyRank] += "-" + strconv.Itoa(e.RankHi)
+	}
 	m[KeyScore] = fmtNum(e.Score)
 	m[KeyScoreRef] = st.Primary
 	m[KeyScoreInterval] = fmtNum(e.Lo) + "," + fmtNum(e.Hi)

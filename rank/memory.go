@@ -25,11 +25,18 @@ const (
 // figure over its servers with a 95% t interval, and the RSS after the
 // churn against the primary reference's as a Welch interval on the log
 // scale, Bonferroni-adjusted over the images (the A/A control included),
-// so an interval that excludes 1 is a verdict. Images are ranked by that
-// ratio; one shares the rank of the one above unless their own Welch
-// test on log RSS (α = 0.05, Holm over adjacent pairs) separates them.
-// It returns nil without trials.
+// so an interval that excludes 1 is a verdict. Images are listed by mean
+// RSS; their ranks are rank intervals (rankBounds) from one family: the
+// Welch test on log RSS of every pair of ranked images, Holm over all
+// of them at α. A comparison whose two sides have no spread at all has
+// no error estimate: it is "no spread measured", never a verdict, and
+// such a pair is never separated. It returns nil without trials.
 func Memory(trials []MemoryTrial, primary string) *MemoryRanking {
+	const alpha = 0.05 // DefaultThresholds().Alpha: the memory ranking has no thresholds of its own
+	return memoryRanking(trials, primary, alpha)
+}
+
+func memoryRanking(trials []MemoryTrial, primary string, alpha float64) *MemoryRanking {
 	if len(trials) == 0 {
 		return nil
 	}
@@ -63,7 +70,7 @@ func Memory(trials []MemoryTrial, primary string) *MemoryRanking {
 	if k < 1 {
 		k = 1
 	}
-	mr.Confidence = 1 - 0.05/float64(k)
+	mr.Confidence = 1 - alpha/float64(k)
 	base := logRSS[primary]
 	for _, n := range names {
 		e := entries[n]
@@ -75,6 +82,8 @@ func Memory(trials []MemoryTrial, primary string) *MemoryRanking {
 		if d, lo, hi, ok := welchLog(logRSS[n], base, mr.Confidence); ok {
 			e.Ratio, e.Lo, e.Hi = results.Num(math.Exp(d)), results.Num(math.Exp(lo)), results.Num(math.Exp(hi))
 			switch {
+			case math.IsNaN(lo):
+				e.Verdict = results.MemoryNoSpread
 			case hi < 0:
 				e.Verdict = Less
 			case lo > 0:
@@ -101,17 +110,24 @@ func Memory(trials []MemoryTrial, primary string) *MemoryRanking {
 		}
 		return a < b
 	})
-	// Adjacent pairs: Welch on log RSS, Holm over the pairs.
+	// Every pair: Welch on log RSS, Holm over them all.
+	type pair struct{ i, j int }
+	var pairs []pair
 	var ps []float64
-	for i := 1; i < len(ranked); i++ {
-		ps = append(ps, welchP(logRSS[ranked[i].Image], logRSS[ranked[i-1].Image]))
+	for i := range ranked {
+		for j := i + 1; j < len(ranked); j++ {
+			pairs = append(pairs, pair{i, j})
+			ps = append(ps, welchP(logRSS[ranked[i].Image], logRSS[ranked[j].Image]))
+		}
 	}
 	adj := Holm(ps)
+	sep := map[pair]bool{}
+	for k, p := range pairs {
+		sep[p] = !math.IsNaN(adj[k]) && adj[k] < alpha
+	}
+	lo, hi := rankBounds(len(ranked), func(i, j int) bool { return sep[pair{i, j}] })
 	for i, e := range ranked {
-		e.Rank = i + 1
-		if i > 0 && !(adj[i-1] < 0.05) {
-			e.Rank = ranked[i-1].Rank
-		}
+		e.Rank, e.RankHi = lo[i], hi[i]
 		mr.Entries = append(mr.Entries, *e)
 	}
 	return mr
@@ -194,8 +210,8 @@ func meanSD(xs []float64) (mean, sd float64) {
 
 // welchLog is the difference of means of a and b (logs) with its Welch
 // interval at confidence; ok is false with fewer than two values a side.
-// Two sides without any spread (identical figures) give a zero-width
-// interval at the difference.
+// Two sides without any spread (identical figures) have no error
+// estimate: the difference with a NaN interval.
 func welchLog(a, b []float64, confidence float64) (d, lo, hi float64, ok bool) {
 	if len(a) < 2 || len(b) < 2 {
 		return 0, 0, 0, false
@@ -206,7 +222,7 @@ func welchLog(a, b []float64, confidence float64) (d, lo, hi float64, ok bool) {
 	va, vb := sa*sa/float64(len(a)), sb*sb/float64(len(b))
 	se := math.Sqrt(va + vb)
 	if se == 0 {
-		return d, d, d, true
+		return d, math.NaN(), math.NaN(), true
 	}
 	df := (va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1))
 	h := studentQuantile(1-(1-confidence)/2, df) * se
@@ -214,20 +230,18 @@ func welchLog(a, b []float64, confidence float64) (d, lo, hi float64, ok bool) {
 }
 
 // welchP is the two-sided p-value of Welch's test that a and b have the
-// same mean (1 when it cannot be computed).
+// same mean (NaN when it cannot be computed: fewer than two values a
+// side, or no spread on either).
 func welchP(a, b []float64) float64 {
 	if len(a) < 2 || len(b) < 2 {
-		return 1
+		return math.NaN()
 	}
 	ma, sa := meanSD(a)
 	mb, sb := meanSD(b)
 	va, vb := sa*sa/float64(len(a)), sb*sb/float64(len(b))
 	se := math.Sqrt(va + vb)
 	if se == 0 {
-		if ma == mb {
-			return 1
-		}
-		return 0
+		return math.NaN()
 	}
 	df := (va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1))
 	return studentP((ma-mb)/se, df)

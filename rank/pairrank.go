@@ -2,120 +2,99 @@ package rank
 
 import (
 	"fmt"
-	"math"
 	"sort"
 )
 
-// pairStandings ranks the images of each runtime that has image pairs.
-//
-// Every image's score is its co-scheduled comparison with the primary
-// reference (the primary family: Holm verdicts, simultaneous intervals).
-// Comparisons with the other references and between images are derived
-// through the primary reference: the difference of two independent
-// estimates, whose errors add (Welch–Satterthwaite df), at th.Confidence.
-// Adjacent entries are separated when that derived difference is
-// significant after Holm over every adjacent pair of the ranking; the
-// primary reference itself has score 1 exactly (log 0, no error), so an
-// image next to it is separated by its own comparison.
+// pairStandings ranks the images of each runtime that has image pairs,
+// from the ranking family (family.go): entries are listed by their score
+// against the primary reference; each gets the rank interval the
+// family's separations allow (rankBounds), and every pair of entries is
+// recorded in Standings.Pairs. Versus holds each entry's comparison with
+// each reference that has a pair: the family's pair, so the verdict
+// there is the one the ranks are read from.
 func pairStandings(pa *pairAnalysis, refs []string, th Thresholds) []Standings {
 	var out []Standings
-	type est struct {
-		image string
-		ref   bool
-		e     Estimate
-		r     PairResult
-		prim  bool // the primary reference
-	}
-	type pairIx struct{ si, ei int }
-	var adj []pairIx
-	var adjP []float64
+	f := pa.family
 	for _, rt := range pa.runtimes {
-		var prim string
-		var es []est
-		refSeen := map[string]bool{}
-		for _, r := range pa.results {
-			if r.Family != FamilyPrimary || r.Runtime != rt {
-				continue
-			}
-			prim = r.Base
-			isRef := contains(refs, r.Image)
-			es = append(es, est{image: r.Image, ref: isRef, e: r.Estimate, r: r})
-			refSeen[r.Image] = true
-		}
-		if prim == "" {
+		ms := f.members[rt]
+		if len(ms) == 0 {
 			continue
 		}
+		var prim string
 		nb := 0
-		for _, e := range es {
-			nb = max(nb, e.r.Benchmarks)
+		bench := map[string]int{}
+		for _, r := range pa.results {
+			if r.Family == FamilyPrimary && r.Runtime == rt {
+				prim = r.Base
+				bench[r.Image] = r.Benchmarks
+				nb = max(nb, r.Benchmarks)
+			}
 		}
-		es = append(es, est{image: prim, ref: true, prim: true, r: PairResult{Benchmarks: nb},
-			e: Estimate{Ratio: 1, Lo: 1, Hi: 1, LogMean: 0, SE: 0, DF: Num(math.Inf(1)), P: nan, SignRankP: nan, Confidence: 1}})
-		// Other references that have a pair: the columns of Versus.
+		bench[prim] = nb
 		cols := []string{prim}
-		for _, e := range es {
-			if e.ref && !e.prim {
-				cols = append(cols, e.image)
+		for _, m := range ms {
+			if !m.prim && contains(refs, m.image) {
+				cols = append(cols, m.image)
 			}
 		}
 		sort.Strings(cols[1:])
-		byImage := map[string]est{}
-		for _, e := range es {
-			byImage[e.image] = e
+		sepAt := map[[2]int]bool{}
+		st := Standings{Runtime: rt, Primary: prim, Method: MethodPairs, Entries: []Entry{}, Pairs: []Separation{}}
+		for _, p := range f.pairs {
+			if p.runtime != rt {
+				continue
+			}
+			sep := f.separated(p)
+			sepAt[[2]int{p.hi, p.lo}] = sep
+			st.Pairs = append(st.Pairs, Separation{Higher: ms[p.hi].image, Lower: ms[p.lo].image,
+				Ratio: p.d.Ratio, Lo: p.d.Lo, Hi: p.d.Hi, P: p.d.P, PAdj: Num(p.pAdj), Derived: p.derived, Separated: sep})
 		}
-		sort.SliceStable(es, func(i, j int) bool {
-			a, b := es[i].e.LogMean, es[j].e.LogMean
-			if a.IsNaN() != b.IsNaN() {
-				return !a.IsNaN()
+		lo, hi := rankBounds(len(ms), func(i, j int) bool { return sepAt[[2]int{i, j}] })
+		for i, m := range ms {
+			en := Entry{Image: m.image, Runtime: rt, Reference: m.prim || contains(refs, m.image), Rank: lo[i], RankHi: hi[i],
+				Score: m.e.Ratio, Lo: m.e.Lo, Hi: m.e.Hi, SepP: nan, Versus: []Score{}}
+			if !m.prim {
+				if fp, flipped, ok := f.pair(rt, m.image, prim); ok {
+					d := fp.d
+					if flipped {
+						d = flip(d)
+					}
+					en.Lo, en.Hi = d.Lo, d.Hi
+				}
 			}
-			if a != b {
-				return a > b
-			}
-			return es[i].image < es[j].image
-		})
-		st := Standings{Runtime: rt, Primary: prim, Method: MethodPairs, Entries: []Entry{}}
-		for i, e := range es {
-			en := Entry{Image: e.image, Runtime: rt, Reference: e.ref, Score: e.e.Ratio, Lo: e.e.Lo, Hi: e.e.Hi, SepP: nan, Versus: []Score{}}
 			for _, col := range cols {
-				s := Score{Reference: col, Benches: e.r.Benchmarks, P: nan, PAdj: nan}
-				switch {
-				case col == e.image:
+				s := Score{Reference: col, Benches: bench[m.image], P: nan, PAdj: nan}
+				if col == m.image {
 					s.Score, s.Lo, s.Hi, s.Verdict = 1, 1, 1, Self
-				case col == prim:
-					s.Score, s.Lo, s.Hi, s.P, s.PAdj, s.Verdict = e.r.Ratio, e.r.Lo, e.r.Hi, e.r.P, e.r.PAdj, e.r.Verdict
-				default:
-					d := derive(e.e, byImage[col].e, th.Confidence)
-					s.Score, s.Lo, s.Hi, s.P, s.Verdict = d.Ratio, d.Lo, d.Hi, d.P, intervalVerdict(d)
-					s.Derived = true
+					en.Versus = append(en.Versus, s)
+					continue
+				}
+				fp, flipped, ok := f.pair(rt, m.image, col)
+				if !ok {
+					continue
+				}
+				d := fp.d
+				if flipped {
+					d = flip(d)
+				}
+				s.Score, s.Lo, s.Hi, s.P, s.PAdj, s.Derived = d.Ratio, d.Lo, d.Hi, d.P, Num(fp.pAdj), fp.derived
+				s.Verdict = Tie
+				if f.separated(fp) {
+					s.Verdict = Slower
+					if d.LogMean > 0 {
+						s.Verdict = Faster
+					}
 				}
 				en.Versus = append(en.Versus, s)
 			}
 			if i > 0 {
-				up := es[i-1]
-				var p float64
-				switch {
-				case up.prim:
-					p = float64(e.r.P)
-				case e.prim:
-					p = float64(up.r.P)
-				default:
-					p = float64(derive(up.e, e.e, th.Confidence).P)
+				if fp, _, ok := f.pair(rt, ms[i-1].image, m.image); ok {
+					en.SepP = Num(fp.pAdj)
 				}
-				adj = append(adj, pairIx{len(out), i})
-				adjP = append(adjP, p)
 			}
 			st.Entries = append(st.Entries, en)
 		}
 		out = append(out, st)
-	}
-	h := Holm(adjP)
-	for i, ix := range adj {
-		out[ix.si].Entries[ix.ei].SepP = Num(h[i])
-	}
-	for si := range out {
-		assignRanks(out[si].Entries, func(_, e Entry) bool {
-			return !e.SepP.IsNaN() && float64(e.SepP) < th.Alpha
-		})
 	}
 	return out
 }

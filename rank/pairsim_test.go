@@ -161,14 +161,19 @@ func TestSimulatedCampaigns(t *testing.T) {
 	// jitter) three times in four: the price of 12 replicates instead of
 	// 16, taken on 2026-12-03 to keep a re-run near 12 minutes (at 16 both
 	// stress cases found it in over 90%; at 12, 78% and 88%).
+	// Since 2026-12-04 the verdicts come from the ranking family (every
+	// pair of the six entries, 15 decisions, instead of the five scores
+	// against the primary reference): one family for ranks and verdicts
+	// costs power, measured here at 89.2%, 88.2%, 67.2% and 79.6%; the bars
+	// are now 85% and 62–75%, a little under those.
 	cases := []struct {
 		name  string
 		nz    noise
 		power float64
 	}{
-		{"measured", base, 0.90},
-		{"no-slot-bias", func() noise { n := base; n.slotBias = 0; return n }(), 0.90},
-		{"steal-storm", func() noise { n := base; n.burstP = 0.25; n.burst = 0.06; return n }(), 0.75},
+		{"measured", base, 0.85},
+		{"no-slot-bias", func() noise { n := base; n.slotBias = 0; return n }(), 0.85},
+		{"steal-storm", func() noise { n := base; n.burstP = 0.25; n.burst = 0.06; return n }(), 0.62},
 		{"heavy-tails", func() noise { n := base; n.jitter = 0.006; return n }(), 0.75},
 	}
 	const campaigns = 500

@@ -60,17 +60,20 @@ func estimate(v []float64, swapped []bool) (m, se, df, side float64, balanced bo
 	return m, math.Sqrt(ss / df / float64(n)), df, 0, false
 }
 
-// makeEstimate fills an Estimate from replicate values at confidence conf.
+// makeEstimate fills an Estimate from replicate values at confidence
+// conf. The signed-rank cross-check runs on the replicate values, the
+// independent units (a replicate's windows share its pair of servers).
 func makeEstimate(v []float64, swapped []bool, windows []float64, wsd float64, conf float64) Estimate {
 	m, se, df, side, bal := estimate(v, swapped)
 	e := Estimate{LogMean: Num(m), SE: Num(se), DF: Num(df), Replicates: len(v), Windows: len(windows),
 		Balanced: bal, SideEffect: Num(side), WindowSD: Num(wsd), Confidence: conf,
-		Ratio: Num(math.Exp(m)), Lo: nan, Hi: nan, P: nan, SignRankP: Num(SignedRankP(windows))}
+		Ratio: Num(math.Exp(m)), Lo: nan, Hi: nan, P: nan, SignRankP: Num(SignedRankP(v))}
 	setInterval(&e, conf)
 	return e
 }
 
-// setInterval sets e's t interval and p-value at confidence conf.
+// setInterval sets e's t interval and p-value at confidence conf (none
+// without a positive standard error).
 func setInterval(e *Estimate, conf float64) {
 	e.Confidence = conf
 	lm, se, df := float64(e.LogMean), float64(e.SE), float64(e.DF)
@@ -79,12 +82,9 @@ func setInterval(e *Estimate, conf float64) {
 		return
 	}
 	if se == 0 {
-		e.Lo, e.Hi = Num(math.Exp(lm)), Num(math.Exp(lm))
-		if lm == 0 {
-			e.P = 1
-		} else {
-			e.P = 0
-		}
+		// No spread measured: no error estimate, so no interval and no
+		// test (never a verdict).
+		e.Lo, e.Hi, e.P = nan, nan, nan
 		return
 	}
 	t := studentQuantile(1-(1-conf)/2, df)
@@ -209,7 +209,8 @@ type pairAnalysis struct {
 	results    []PairResult
 	controls   []Control
 	resolution Resolution
-	halfWidth  map[PairKey]float64 // the primary family's simultaneous half-widths
+	halfWidth  map[PairKey]float64 // each primary pair's simultaneous half-width over the family
+	family     *family             // the ranking family (family.go)
 	warnings   []Warning
 	runtimes   []string // runtimes with image pairs, sorted
 }
@@ -327,39 +328,43 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 		}
 		pa.results = append(pa.results, r)
 	}
-	// The primary family: Holm-corrected verdicts, each printed with the
-	// interval at the level that matches its Holm decision: 1 − α·p/p_adj
-	// (for a t test and its t interval, the interval excludes 1 exactly
-	// when p < α·p/p_adj, i.e. when p_adj < α). An interval that excludes
-	// 1 therefore always has a verdict and one that includes 1 never has.
-	// The resolution is read from the simultaneous (Bonferroni) interval,
-	// the widest of these.
-	m := len(primIdx)
-	pa.halfWidth = map[PairKey]float64{}
-	ps := make([]float64, m)
-	for i, ix := range primIdx {
-		ps[i] = float64(pa.results[ix].P)
+	// The family (family.go): every pair of a runtime's ranked entries,
+	// Holm-corrected together. An entry's verdict against the primary
+	// reference is its pair with the primary reference in that family,
+	// printed with the interval at the level that matches the Holm
+	// decision (1 − α·p/p_adj), so an interval that excludes 1 always
+	// comes with a verdict and one that includes 1 never does. The
+	// resolution is read from the simultaneous (Bonferroni) interval over
+	// the whole family, the widest of these.
+	members := map[string][]familyMember{}
+	for _, ix := range primIdx {
+		r := pa.results[ix]
+		if _, ok := members[r.Runtime]; !ok {
+			members[r.Runtime] = []familyMember{primaryMember(r.Base)}
+		}
+		members[r.Runtime] = append(members[r.Runtime], familyMember{image: r.Image, e: r.Estimate})
 	}
-	adj := Holm(ps)
-	alpha := 1 - th.Confidence
+	pa.family = newFamily(members, th)
+	pa.halfWidth = map[PairKey]float64{}
 	var hw []float64
-	for i, ix := range primIdx {
+	for _, ix := range primIdx {
 		r := &pa.results[ix]
-		p := r.P
-		h := bonferroniHalfWidth(r.Estimate, th.Confidence, m)
+		h := bonferroniHalfWidth(r.Estimate, th.Confidence, pa.family.size())
 		pa.halfWidth[r.PairKey] = h
 		if !math.IsNaN(h) {
 			hw = append(hw, h)
 		}
-		conf := 1 - alpha/float64(max(m, 1))
-		if !math.IsNaN(adj[i]) && adj[i] > 0 && float64(p) > 0 {
-			conf = 1 - alpha*float64(p)/adj[i]
+		fp, flipped, _ := pa.family.pair(r.Runtime, r.Image, r.Base)
+		d := fp.d
+		if flipped {
+			d = flip(d)
 		}
-		setInterval(&r.Estimate, conf)
+		p := r.P
+		r.Estimate = d
 		r.P = p
-		r.PAdj = Num(adj[i])
+		r.PAdj = Num(fp.pAdj)
 		r.Verdict = Tie
-		if !math.IsNaN(adj[i]) && adj[i] < th.Alpha {
+		if pa.family.separated(fp) {
 			if r.LogMean > 0 {
 				r.Verdict = Faster
 			} else {
@@ -378,6 +383,14 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 	}
 	sort.Strings(pa.runtimes)
 	return pa
+}
+
+// flip is the estimate of b against a from that of a against b.
+func flip(e Estimate) Estimate {
+	f := e
+	f.LogMean, f.SideEffect = -e.LogMean, -e.SideEffect
+	f.Ratio, f.Lo, f.Hi = Num(math.Exp(float64(f.LogMean))), 1/e.Hi, 1/e.Lo
+	return f
 }
 
 // bonferroniHalfWidth is the half-width of e's interval at the
@@ -401,24 +414,41 @@ func intervalVerdict(e Estimate) string {
 	return Tie
 }
 
-// splitZ compares the score from even-numbered windows with the one from
-// odd-numbered windows; where every replicate has one window per
-// benchmark, the score from even-numbered replicates with the one from
-// odd-numbered replicates.
+// splitZ checks an estimate against itself. Where replicates have more
+// than one window per benchmark, each replicate's score from its
+// even-numbered windows less the one from its odd-numbered windows is a
+// paired difference whose true mean is 0 (the two halves share the
+// replicate's pair of servers, so they are not independent estimates),
+// and z is their mean over its standard error. Where every replicate
+// has one window per benchmark, the halves are the even- and
+// odd-numbered replicates, independent pairs, and z is the difference
+// of their two estimates over its standard error.
 func splitZ(g pairGroup, benches []Bench) float64 {
-	var v0, v1 []float64
-	var s0, s1 []bool
 	if multiWindow(g) {
-		v0, s0, _, _ = pairValues(g, benches, 0)
-		v1, s1, _, _ = pairValues(g, benches, 1)
-	} else {
-		var h [2]pairGroup
+		var d []float64
 		for _, r := range g.reps {
-			h[r.Rep%2].reps = append(h[r.Rep%2].reps, r)
+			one := pairGroup{key: g.key, reps: []Replicate{r}}
+			v0, _, _, _ := pairValues(one, benches, 0)
+			v1, _, _, _ := pairValues(one, benches, 1)
+			if len(v0) == 1 && len(v1) == 1 {
+				d = append(d, v0[0]-v1[0])
+			}
 		}
-		v0, s0, _, _ = pairValues(h[0], benches, -1)
-		v1, s1, _, _ = pairValues(h[1], benches, -1)
+		if len(d) < 2 {
+			return math.NaN()
+		}
+		m, sd := meanSD(d)
+		if sd == 0 {
+			return math.NaN()
+		}
+		return m / (sd / math.Sqrt(float64(len(d))))
 	}
+	var h [2]pairGroup
+	for _, r := range g.reps {
+		h[r.Rep%2].reps = append(h[r.Rep%2].reps, r)
+	}
+	v0, s0, _, _ := pairValues(h[0], benches, -1)
+	v1, s1, _, _ := pairValues(h[1], benches, -1)
 	m0, se0, _, _, _ := estimate(v0, s0)
 	m1, se1, _, _, _ := estimate(v1, s1)
 	den := math.Sqrt(se0*se0 + se1*se1)

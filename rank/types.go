@@ -50,12 +50,15 @@ func DefaultThresholds() Thresholds {
 
 func withDefaults(th Thresholds) Thresholds {
 	d := DefaultThresholds()
-	if th.Confidence <= 0 || th.Confidence >= 1 {
-		th.Confidence = d.Confidence
-	}
-	if th.Alpha <= 0 || th.Alpha >= 1 {
+	// One level: Alpha decides, Confidence is 1 − Alpha.
+	switch {
+	case th.Alpha > 0 && th.Alpha < 1:
+	case th.Confidence > 0 && th.Confidence < 1:
+		th.Alpha = 1 - th.Confidence
+	default:
 		th.Alpha = d.Alpha
 	}
+	th.Confidence = 1 - th.Alpha
 	if th.MinTrials <= 0 {
 		th.MinTrials = d.MinTrials
 	}
@@ -88,6 +91,7 @@ type (
 	Score       = results.Score
 	Entry       = results.Entry
 	Standings   = results.Standings
+	Separation  = results.Separation
 	AxisEffect  = results.AxisEffect
 	Warning     = results.Warning
 	Ranking     = results.Ranking

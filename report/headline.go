@@ -62,10 +62,14 @@ func Headline(r rank.Ranking) string {
 			first += ": " + strings.Join(vs, ", ")
 		}
 		sent = append(sent, first+".")
-		if groups := tieGroups(st); len(groups) > 0 {
-			sent = append(sent, "Tied (the data cannot separate them): "+strings.Join(groups, "; ")+".")
-		} else if len(st.Entries) > 1 {
-			sent = append(sent, "Every image is separated from the next.")
+		if st.Method != rank.MethodPairs {
+			if groups := tieGroups(st); len(groups) > 0 {
+				sent = append(sent, "Tied (the data cannot separate them): "+strings.Join(groups, "; ")+".")
+			} else if len(st.Entries) > 1 {
+				sent = append(sent, "Every image is separated from the next.")
+			}
+		} else if s := tieSentence(st); s != "" {
+			sent = append(sent, s)
 		}
 		if c, ok := controls[st.Runtime]; ok {
 			verdict := "a tie, as it must be"
@@ -84,7 +88,7 @@ func Headline(r rank.Ranking) string {
 		if !r.SplitHalfMaxZ.IsNaN() {
 			line += fmt.Sprintf("; its odd and even halves (windows, or replicates of one window per test) agree within |z| ≤ %.2f", float64(r.SplitHalfMaxZ))
 		}
-		b.WriteString(line + ".\n")
+		b.WriteString(line + ". These intervals are within this run and for one binary per image: another run, or another build of the same flags, can land outside them.\n")
 	}
 	return b.String()
 }
@@ -106,8 +110,8 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// tieGroups names the images that share a rank, a group each:
-// "`a` and `b` (rank 3)".
+// tieGroups names the images of standalone standings that share a
+// rank, a group each: "`a` and `b` (rank 3)".
 func tieGroups(st rank.Standings) []string {
 	var out []string
 	for i := 0; i < len(st.Entries); {
@@ -120,12 +124,58 @@ func tieGroups(st rank.Standings) []string {
 			for _, e := range st.Entries[i:j] {
 				names = append(names, "`"+e.Image+"`")
 			}
-			list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-			out = append(out, fmt.Sprintf("%s (rank %d)", list, st.Entries[i].Rank))
+			out = append(out, fmt.Sprintf("%s (rank %d)", joinAnd(names), st.Entries[i].Rank))
 		}
 		i = j
 	}
 	return out
+}
+
+// tieSentence says which entries the best one is not separated from
+// (any of them may be the fastest) and how many of the family's pairs
+// are separated: ties are pairs, not groups.
+func tieSentence(st rank.Standings) string {
+	if len(st.Entries) < 2 {
+		return ""
+	}
+	best := st.Entries[0]
+	var first []string
+	for _, e := range st.Entries[1:] {
+		if e.Rank == 1 {
+			first = append(first, fmt.Sprintf("`%s` (rank %s)", e.Image, rankText(e.Rank, e.RankHi)))
+		}
+	}
+	sep := 0
+	for _, p := range st.Pairs {
+		if p.Separated {
+			sep++
+		}
+	}
+	s := fmt.Sprintf("`%s` is separated from every other entry", best.Image)
+	if len(first) > 0 {
+		s = fmt.Sprintf("`%s` (rank %s) is not separated from %s: any of them may be the fastest", best.Image, rankText(best.Rank, best.RankHi), joinAnd(first))
+	}
+	if len(st.Pairs) > 0 {
+		s += fmt.Sprintf("; %d of the %d pairs are separated", sep, len(st.Pairs))
+		var tied []string
+		for _, p := range st.Pairs {
+			if !p.Separated {
+				tied = append(tied, fmt.Sprintf("`%s`–`%s`", p.Higher, p.Lower))
+			}
+		}
+		if len(tied) > 0 && len(tied) <= 6 {
+			s += " (tied: " + strings.Join(tied, ", ") + ")"
+		}
+	}
+	return s + "."
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 // PlainText turns the report's small Markdown (headings, **bold**,

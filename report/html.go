@@ -188,7 +188,7 @@ func scoreChart(st rank.Standings) template.HTML {
 		if e.Reference {
 			name += " (ref)"
 		}
-		rows = append(rows, barRow{label: fmt.Sprintf("#%d %s", e.Rank, name), class: verdictBar(verdict),
+		rows = append(rows, barRow{label: fmt.Sprintf("#%s %s", rankText(e.Rank, e.RankHi), name), class: verdictBar(verdict),
 			title: fmt.Sprintf("%s: %.3f [%.3f, %.3f] %s", e.Image, float64(e.Score), float64(e.Lo), float64(e.Hi), verdict),
 			ratio: float64(e.Score), lo: float64(e.Lo), hi: float64(e.Hi)})
 	}
@@ -316,7 +316,7 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 			if e.Reference {
 				name += " (reference)"
 			}
-			row := []htmlCell{{Text: fmt.Sprint(e.Rank), Class: "num"}, {Text: name}}
+			row := []htmlCell{{Text: rankText(e.Rank, e.RankHi), Class: "num"}, {Text: name}}
 			n := 0
 			for _, s := range e.Versus {
 				if s.Verdict == rank.Self {

@@ -21,7 +21,7 @@ var memoryColumns = []string{"Rank", "Image", "allocator", "servers", "RSS after
 	"used_memory MiB", "fragmentation", "allocator frag", "peak MiB (cgroup)", "RSS after defrag MiB", "defrag gave back", "defrag CPU s", "fill SET/s"}
 
 func memoryCells(e rank.MemoryEntry) []string {
-	rankS := fmt.Sprint(e.Rank)
+	rankS := rankText(e.Rank, e.RankHi)
 	if e.Rank == 0 {
 		rankS = "A/A"
 	}
@@ -144,7 +144,7 @@ func memoryHeadline(m *rank.MemoryRanking) string {
 	}
 	var tied []string
 	for _, e := range m.Entries[1:] {
-		if e.Rank == best.Rank {
+		if e.Rank == 1 { // nothing separated above it: it may hold the least
 			tied = append(tied, "`"+e.Image+"`")
 		}
 	}
@@ -162,7 +162,7 @@ func memoryHeadline(m *rank.MemoryRanking) string {
 func MemoryCSV(r rank.Ranking) ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write([]string{"image", "control", "allocator", "rank", "servers", "failed", "oom", "dataset_bytes",
+	w.Write([]string{"image", "control", "allocator", "rank", "rank_hi", "servers", "failed", "oom", "dataset_bytes",
 		"rss_bytes", "rss_lo", "rss_hi", "ratio_vs_primary", "ratio_lo", "ratio_hi", "verdict",
 		"used_memory_bytes", "fragmentation", "allocator_frag_ratio", "peak_bytes", "rss_after_defrag_bytes", "defrag_recovered", "defrag_cpu_seconds", "fill_ops"})
 	if m := r.Memory; m != nil {
@@ -172,7 +172,7 @@ func MemoryCSV(r rank.Ranking) ([]byte, error) {
 		}
 		for i, e := range all {
 			control := m.Control != nil && i == len(all)-1
-			w.Write([]string{e.Image, fmt.Sprint(control), e.Allocator, fmt.Sprint(e.Rank), fmt.Sprint(e.N), fmt.Sprint(e.Failed), fmt.Sprint(e.OOM), g(float64(m.Dataset.Mean)),
+			w.Write([]string{e.Image, fmt.Sprint(control), e.Allocator, fmt.Sprint(e.Rank), fmt.Sprint(e.RankHi), fmt.Sprint(e.N), fmt.Sprint(e.Failed), fmt.Sprint(e.OOM), g(float64(m.Dataset.Mean)),
 				g(float64(e.RSS.Mean)), g(float64(e.RSS.Lo)), g(float64(e.RSS.Hi)), g(float64(e.Ratio)), g(float64(e.Lo)), g(float64(e.Hi)), e.Verdict,
 				g(float64(e.Used.Mean)), g(float64(e.Frag.Mean)), g(float64(e.AllocatorFrag.Mean)), g(float64(e.Peak.Mean)), g(float64(e.RSSDefrag.Mean)),
 				g(float64(e.DefragRecovered.Mean)), g(float64(e.DefragCPU.Mean)), g(float64(e.FillOps.Mean))})
@@ -198,7 +198,7 @@ func memoryChart(m *rank.MemoryRanking) template.HTML {
 			ratio: float64(e.Ratio), lo: float64(e.Lo), hi: float64(e.Hi)})
 	}
 	for _, e := range m.Entries {
-		add(e, fmt.Sprintf("#%d %s", e.Rank, e.Image))
+		add(e, fmt.Sprintf("#%s %s", rankText(e.Rank, e.RankHi), e.Image))
 	}
 	if m.Control != nil {
 		add(*m.Control, m.Control.Image)

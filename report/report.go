@@ -367,7 +367,7 @@ func standingTable(r rank.Ranking, st rank.Standings) string {
 		if e.Reference {
 			name += " (reference)"
 		}
-		fmt.Fprintf(&b, "| %d | %s |", e.Rank, name)
+		fmt.Fprintf(&b, "| %s | %s |", rankText(e.Rank, e.RankHi), name)
 		n := 0
 		for _, s := range e.Versus {
 			if s.Verdict == rank.Self {
@@ -624,6 +624,24 @@ func shortDigest(d string) string {
 	return d
 }
 
+// rankText is a rank interval as the reports print it: "2", or "1–3"
+// (a record without RankHi prints its one rank).
+func rankText(lo, hi int) string {
+	if hi <= lo {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+// familySize is the number of decisions in the ranking family.
+func familySize(r rank.Ranking) int {
+	n := 0
+	for _, st := range r.Standings {
+		n += len(st.Pairs)
+	}
+	return n
+}
+
 func methodSection(r rank.Ranking, ctx Context) string {
 	th := r.Thresholds
 	var b strings.Builder
@@ -631,10 +649,11 @@ func methodSection(r rank.Ranking, ctx Context) string {
 	if r.Method == rank.MethodPairs {
 		fmt.Fprintf(&b, "**The ranking** rests on %d co-scheduled replicates (%d of them with windows measured). In each, the image's server and the primary reference's run in fresh containers pinned to the same server CPU at the same time, each loaded by its own generator that stays up for the whole replicate (its connections open, both pinned to the client CPU); both generators start each benchmark's windows at the same instant, after a warm-up, and run them back to back. Each server's CPU time is read from its cgroup at each window's bounds, while the load runs, and the window's observation is the log of the reference's CPU time per operation over the image's. The vCPU's fast and slow waves hit both servers alike and cancel in that ratio. Before the design ran, an A/A pair found per benchmark the load (connections per server) at which the server CPU stays busy (calibration.json). A window is not accepted when the server CPU was busy less than %.0f%% of its unstolen time (its own account, /proc/stat), when the two servers' cgroups used less than %.0f%% of it, with error replies, or with more than %.0f%% steal; it is not measured again: its benchmark is lost for that replicate, the replicate's other benchmarks stand, and losses are reported. A replicate short of a benchmark (or given up) gets a stand-in at the end of the schedule, a fresh pair with the same sides, while its pair has some left (as many as it planned, at least 2); %d of the replicates are stand-ins. Only replicates with every benchmark measured enter the estimates.\n\n", r.Replicates, r.Measured, 100*rank.MinCoreBusy, 100*rank.MinSaturation, 100*rank.MaxSteal, r.StandIns)
 		b.WriteString("- **Design**: fixed before measuring: the number of replicates per pair and of windows per benchmark come from the profile, the order of every replicate and standalone trial and which side starts first are drawn from the recorded seed, and each pair has its sides swapped in exactly half of its replicates. Nothing stops early on the data.\n")
-		b.WriteString("- **Estimate**: a replicate's value for a benchmark is the median of its windows' log ratios; its score is the mean over benchmarks. Over replicates, the estimate is the mean of the two sides' means (a two-period crossover: the slot bias cancels and is reported as the side effect), with a t interval whose error comes from the spread within each side (df = replicates − 2); the Wilcoxon signed-rank test over the windows is shown as a cross-check.\n")
-		fmt.Fprintf(&b, "- **Primary family**: each image's score against the primary reference, per runtime. Verdicts are Holm-corrected over the family at α = %.2g; each is printed with its interval at the level that matches its Holm decision (1 − α·p/p_adj: at least %.0f%%, and the simultaneous Bonferroni level for the first step), so an interval excludes 1 exactly when the verdict is not a tie. Per-benchmark rows and comparisons with the other references (derived through the primary reference, their errors added, Welch–Satterthwaite df) are secondary: uncorrected %.0f%% intervals, the verdict read from the interval.\n", th.Alpha, 100*th.Confidence, 100*th.Confidence)
-		b.WriteString("- **A/A control**: the primary reference paired with itself in every run; its true ratio is 1. A control significant even uncorrected flags the run as untrustworthy. Split-half z compares the estimate from even-numbered windows with the one from odd-numbered windows (from even- and odd-numbered replicates when each replicate has one window per benchmark).\n")
-		b.WriteString("- **Rank**: images sorted by score; an image shares the rank of the one above it unless their difference (derived, Holm over adjacent pairs) is significant.\n")
+		b.WriteString("- **Estimate**: a replicate's value for a benchmark is the median of its windows' log ratios where it has three or more, their mean where it has one or two; its score is the mean over benchmarks. Over replicates, the estimate is the mean of the two sides' means (a two-period crossover: the slot bias cancels and is reported as the side effect), with a t interval whose error comes from the spread within each side (df = replicates − 2); the Wilcoxon signed-rank test over the replicate values (the independent units) is shown as a cross-check. A comparison without any spread has no interval and no verdict.\n")
+		fmt.Fprintf(&b, "- **The family** (verdicts and ranks alike): every pair of a runtime's entries (the images, the references and the primary reference), in every runtime, %d decisions, Holm-corrected together at α = %.2g. An entry against the primary reference is its own co-scheduled comparison; any other pair is the difference of the two entries' comparisons (their errors added, Welch–Satterthwaite df). Each is printed with its interval at the level that matches its Holm decision (1 − α·p/p_adj: at least %.0f%%, and the simultaneous Bonferroni level for the first step), so an interval excludes 1 exactly when the verdict is not a tie. Per-benchmark rows and declared contrasts are secondary: uncorrected %.0f%% intervals, the verdict read from the interval.\n", familySize(r), th.Alpha, 100*th.Confidence, 100*th.Confidence)
+		b.WriteString("- **What an interval covers**: one binary per image, in this run: the replicates are fresh pairs of servers of the same image, so the interval covers the servers' spread and this run's conditions, not another build of the same flags (code layout) nor another run (the run effect); `history` merges runs for the second.\n")
+		b.WriteString("- **A/A control**: the primary reference paired with itself in every run; its true ratio is 1. A control significant even uncorrected flags the run as untrustworthy. Split-half z: where replicates have two or more windows per benchmark, each replicate's score from its even-numbered windows less the one from its odd-numbered windows (a paired difference, true mean 0) over its standard error; with one window per benchmark, the estimate from even-numbered replicates against the one from odd-numbered replicates (independent halves).\n")
+		b.WriteString("- **Rank**: entries listed by score; each rank is an interval from the family: its best is 1 + the entries separated from it above, its worst the number of entries less those separated from it below (\"1–3\": it may be first, second or third). The intervals hold jointly at the family's level. Two entries are tied exactly when the family does not separate them; ties are not a grouping, so a chain of close neighbours can end separated.\n")
 		b.WriteString("- **Standalone trials** (one server alone) give the absolute ops/s, latency and the whole machine's CPU per operation; co-scheduling halves each server's share of the CPU, so its ops/s are not absolute figures. The standalone figures are noisier (10-30% from run to run here) and do not decide the ranking; a standalone verdict opposite to the co-scheduled one is a warning.\n\n")
 		b.WriteString("### The standalone statistics\n\n")
 	}

@@ -59,8 +59,13 @@ type Axis struct {
 
 // Thresholds are the knobs of the method. Start from DefaultThresholds.
 type Thresholds struct {
-	Confidence     float64 `json:"confidence"`       // confidence level of every interval (0.95)
-	Alpha          float64 `json:"alpha"`            // family-wise significance level after Holm correction (0.05)
+	// Alpha is the method's one level: the family-wise significance of
+	// the Holm-corrected families (0.05). Confidence is 1 − Alpha, the
+	// level of every uncorrected interval; rank sets it from Alpha (or
+	// Alpha from it when only Confidence is given), so the two cannot
+	// disagree.
+	Confidence     float64 `json:"confidence"`
+	Alpha          float64 `json:"alpha"`
 	MinTrials      int     `json:"min_trials"`       // fewer trials in a cell is a warning, and NeedMore asks for more (3)
 	MaxTrials      int     `json:"max_trials"`       // NeedMore stops asking at this many trials (10)
 	MaxCV          float64 `json:"max_cv"`           // coefficient of variation above this is a "high spread" warning (0.10)
@@ -169,12 +174,19 @@ type Entry struct {
 	Image     string `json:"image"`
 	Runtime   string `json:"runtime"`
 	Reference bool   `json:"reference"`
-	Rank      int    `json:"rank"`  // 1 = fastest; tied images share a rank (competition ranking: 1, 1, 3)
-	Score     Num    `json:"score"` // against the primary reference (null when not comparable)
-	Lo        Num    `json:"lo"`
-	Hi        Num    `json:"hi"`
-	// SepP is the Holm-adjusted p-value of the stratified test against the
-	// entry ranked just above (null for the first).
+	// Rank and RankHi bound the entry's rank (1 = fastest): Rank is 1 +
+	// the number of entries separated from it above, RankHi the count of
+	// entries less the number separated from it below. Rank == RankHi is
+	// a rank the family proves; "1–3" is as far as it goes. Two entries
+	// are tied exactly when their pair is not separated (Standings.Pairs):
+	// the rank interval is what the separations allow, not a tie group.
+	Rank   int `json:"rank"`
+	RankHi int `json:"rank_hi"`
+	Score  Num `json:"score"` // against the primary reference (null when not comparable)
+	Lo     Num `json:"lo"`
+	Hi     Num `json:"hi"`
+	// SepP is the family's Holm-adjusted p-value of the comparison with
+	// the entry listed just above (null for the first).
 	SepP   Num     `json:"sep_p"`
 	Versus []Score `json:"versus"` // one per reference
 }
@@ -185,6 +197,55 @@ type Standings struct {
 	Method  string  `json:"method"`  // MethodPairs or MethodStandalone
 	Primary string  `json:"primary"` // the reference the scores in Entries are against
 	Entries []Entry `json:"entries"`
+	// Pairs is every pair of Entries, the family the verdicts and the
+	// ranks both come from (co-scheduled standings; nil for standalone).
+	Pairs []Separation `json:"pairs,omitempty"`
+}
+
+// Separation is one pair of a runtime's entries in the ranking family:
+// Higher listed above Lower, their ratio with its interval at the level
+// that matches the family's Holm decision, and whether that decision
+// separates them.
+type Separation struct {
+	Higher    string `json:"higher"`
+	Lower     string `json:"lower"`
+	Ratio     Num    `json:"ratio"` // Higher over Lower
+	Lo        Num    `json:"lo"`
+	Hi        Num    `json:"hi"`
+	P         Num    `json:"p"`
+	PAdj      Num    `json:"p_adj"`   // Holm over every pair of every runtime
+	Derived   bool   `json:"derived"` // through the primary reference (neither side is it)
+	Separated bool   `json:"separated"`
+}
+
+// Tied says whether entries a and b of st cannot be told apart: the
+// family does not separate them, or, in standings without pairs
+// (standalone trials), they share a rank.
+func (st Standings) Tied(a, b string) bool {
+	if st.Pairs == nil {
+		ra, rb := -1, -2
+		for _, e := range st.Entries {
+			if e.Image == a {
+				ra = e.Rank
+			}
+			if e.Image == b {
+				rb = e.Rank
+			}
+		}
+		return ra == rb
+	}
+	return !st.Separated(a, b)
+}
+
+// Separated says whether the family separates entries a and b of st
+// (false for a pair it does not hold).
+func (st Standings) Separated(a, b string) bool {
+	for _, p := range st.Pairs {
+		if p.Higher == a && p.Lower == b || p.Higher == b && p.Lower == a {
+			return p.Separated
+		}
+	}
+	return false
 }
 
 // AxisEffect is the effect of one runtime axis on one image and benchmark
@@ -284,8 +345,9 @@ type MemoryEntry struct {
 	Image     string `json:"image"`
 	Allocator string `json:"allocator"`
 	Reference bool   `json:"reference,omitempty"`
-	Rank      int    `json:"rank"`
-	N         int    `json:"n"` // servers with figures
+	Rank      int    `json:"rank"`    // as Entry.Rank: 1 + the entries separated from it above (1 = least RSS)
+	RankHi    int    `json:"rank_hi"` // as Entry.RankHi
+	N         int    `json:"n"`       // servers with figures
 	Failed    int    `json:"failed,omitempty"`
 	OOM       int    `json:"oom,omitempty"`
 	// After the churn.
@@ -304,7 +366,7 @@ type MemoryEntry struct {
 	Ratio   Num    `json:"ratio"`
 	Lo      Num    `json:"lo"`
 	Hi      Num    `json:"hi"`
-	Verdict string `json:"verdict"` // less, more, tie, reference
+	Verdict string `json:"verdict"` // less, more, tie, reference, or no spread measured
 }
 
 // Stat is a mean over servers with its 95% t interval.
@@ -319,6 +381,9 @@ type Stat struct {
 const (
 	MemoryLess = "less"
 	MemoryMore = "more"
+	// MemoryNoSpread: both sides' figures have no spread at all, so the
+	// comparison has no error estimate and gives no verdict.
+	MemoryNoSpread = "no spread measured"
 )
 
 // Standing returns the standings of runtime rt.
@@ -368,7 +433,7 @@ type Estimate struct {
 	SE         Num  `json:"se"` // standard error of LogMean
 	DF         Num  `json:"df"`
 	P          Num  `json:"p"`           // two-sided t test of ratio = 1
-	SignRankP  Num  `json:"sign_rank_p"` // Wilcoxon signed-rank over the windows: a cross-check
+	SignRankP  Num  `json:"sign_rank_p"` // Wilcoxon signed-rank over the replicate values: a cross-check
 	Replicates int  `json:"replicates"`
 	Windows    int  `json:"windows"`
 	Balanced   bool `json:"balanced"`    // both sides measured ≥ 2 times: the side effect was removed
