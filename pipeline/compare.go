@@ -5,46 +5,122 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/results"
 )
 
-// Compare prints on c.Out whether the rankings of run folders a and b
-// agree under runtime ("" = a's first ranked runtime): the per-image z
-// between their primary scores and Kendall's τ of their orders, as a
-// Markdown table or, with asJSON, as JSON.
-func Compare(c Config, a, b, runtime string, asJSON bool) error {
-	var rs [2]rank.Ranking
-	for i, dir := range []string{a, b} {
+// Comparison is what compare prints with --json.
+type Comparison struct {
+	// Agreement is the two-run check (per-image z, Kendall τ): only when
+	// two runs are compared.
+	Agreement *rank.Agreement `json:"agreement,omitempty"`
+	// Merged is every run merged with a random run effect.
+	Merged rank.Merged `json:"merged"`
+}
+
+// Compare prints on c.Out how the rankings of the run folders dirs (two
+// or more) agree under runtime ("" = the first run's first ranked
+// runtime): for two runs the per-image z between their primary scores and
+// Kendall's τ of their orders over the pairs both separate; for any
+// number, the runs merged with a random run effect (rank.Merge): the run
+// effect measured over the images, each image's merged score with its
+// interval, and the ranks and verdicts of one family over them. Markdown,
+// or JSON with asJSON.
+func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
+	if len(dirs) < 2 {
+		return fmt.Errorf("compare needs two run folders or more, got %d", len(dirs))
+	}
+	var runs []rank.RunScores
+	for _, dir := range dirs {
 		rk, err := (&results.Run{Dir: dir}).Ranking()
 		if err != nil {
 			return fmt.Errorf("%s (run `redis-variants rank --run %s`): %w", dir, dir, err)
 		}
-		rs[i] = *rk
+		runs = append(runs, rank.RunScores{Name: filepath.Base(dir), Ranking: *rk})
 	}
 	rt := runtime
-	if rt == "" && len(rs[0].Standings) > 0 {
-		rt = rs[0].Standings[0].Runtime
+	if rt == "" && len(runs[0].Ranking.Standings) > 0 {
+		rt = runs[0].Ranking.Standings[0].Runtime
 	}
-	ag := rank.Agree(rs[0], rs[1], rt)
+	for _, p := range runs[0].Ranking.Pairs {
+		if rt == "" && p.Family == rank.FamilyPrimary {
+			rt = p.Runtime
+		}
+	}
+	var cmp Comparison
+	if len(runs) == 2 {
+		ag := rank.Agree(runs[0].Ranking, runs[1].Ranking, rt)
+		cmp.Agreement = &ag
+	}
+	m, err := rank.Merge(runs, rt, rank.DefaultThresholds())
+	if err != nil {
+		return fmt.Errorf("merging %s: %w", strings.Join(dirs, ", "), err)
+	}
+	cmp.Merged = m
 	out := c.Out
 	if asJSON {
-		js, err := json.MarshalIndent(ag, "", "  ")
+		js, err := json.MarshalIndent(cmp, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(out, "%s\n", js)
 		return err
 	}
-	fmt.Fprintf(out, "Runs %s (A) and %s (B) under %s, each image vs the primary reference:\n\n", filepath.Base(a), filepath.Base(b), rt)
-	fmt.Fprintln(out, "| image | A | B | z (A vs B) |")
-	fmt.Fprintln(out, "|---|---:|---:|---:|")
-	for _, im := range ag.Images {
-		fmt.Fprintf(out, "| `%s` | %.4f | %.4f | %+.2f |\n", im.Image, float64(im.A), float64(im.B), float64(im.Z))
+	if ag := cmp.Agreement; ag != nil {
+		fmt.Fprintf(out, "Runs %s (A) and %s (B) under %s, each image vs the primary reference:\n\n", runs[0].Name, runs[1].Name, rt)
+		fmt.Fprintln(out, "| image | A | B | z (A vs B) |")
+		fmt.Fprintln(out, "|---|---:|---:|---:|")
+		for _, im := range ag.Images {
+			fmt.Fprintf(out, "| `%s` | %.4f | %.4f | %+.2f |\n", im.Image, float64(im.A), float64(im.B), float64(im.Z))
+		}
+		fmt.Fprintf(out, "\nlargest |z|: %s; Σz² = %s on %d df; Kendall τ over the %d pairs both runs separate: %s; over every pair: %s\n\n",
+			f2(float64(ag.MaxAbsZ)), f2(float64(ag.SumZ2)), len(ag.Images), ag.TauPairs, f2(float64(ag.Tau)), f2(float64(ag.TauAll)))
 	}
-	fmt.Fprintf(out, "\nlargest |z|: %s; Kendall τ over the %d separated pairs: %s; over every pair: %s\n",
-		f2(float64(ag.MaxAbsZ)), ag.TauPairs, f2(float64(ag.Tau)), f2(float64(ag.TauAll)))
+	fmt.Fprintf(out, "%d runs merged under %s with a random run effect, each image vs %s:\n\n", len(runs), rt, m.Primary)
+	fmt.Fprint(out, "| rank | image |")
+	for _, r := range runs {
+		fmt.Fprintf(out, " %s |", r.Name)
+	}
+	fmt.Fprintln(out, " merged [95%] | verdict |")
+	fmt.Fprint(out, "|---:|---|")
+	for range runs {
+		fmt.Fprint(out, "---:|")
+	}
+	fmt.Fprintln(out, "---|---|")
+	per := map[string]rank.MergedImage{}
+	for _, mi := range m.Images {
+		per[mi.Image] = mi
+	}
+	for _, e := range m.Standings.Entries {
+		rankS := fmt.Sprint(e.Rank)
+		if e.RankHi > e.Rank {
+			rankS = fmt.Sprintf("%d–%d", e.Rank, e.RankHi)
+		}
+		fmt.Fprintf(out, "| %s | `%s` |", rankS, e.Image)
+		for i := range runs {
+			v := math.NaN()
+			if mi, ok := per[e.Image]; ok {
+				v = float64(mi.PerRun[i])
+			} else if e.Image == m.Primary {
+				v = 1
+			}
+			fmt.Fprintf(out, " %s |", f4(v))
+		}
+		verdict := rank.Self
+		for _, s := range e.Versus {
+			if s.Reference == m.Primary && s.Verdict != rank.Self {
+				verdict = s.Verdict
+			}
+		}
+		fmt.Fprintf(out, " %s [%s, %s] | %s |\n", f4(float64(e.Score)), f4(float64(e.Lo)), f4(float64(e.Hi)), verdict)
+	}
+	if re := m.RunEffect; re != nil {
+		fmt.Fprintf(out, "\nrun effect: Q = %.2f on %d df over %d images (χ² 95%% band without one [%.2f, %.2f], p = %.2g); τ = %.2f%% against a median within-run SE of %.2f%%: one run's intervals are %.2f× too narrow for a claim beyond that run\n",
+			float64(re.Q), re.DF, re.Images, float64(re.QLo), float64(re.QHi), float64(re.P), 100*float64(re.Tau), 100*float64(re.MedianSE), float64(re.Allowance))
+	}
+	fmt.Fprintln(out, "The merged intervals cover these runs' conditions and each run's servers: a claim about these binaries on this machine kind, not about another build of the same flags.")
 	return nil
 }
 
@@ -53,4 +129,11 @@ func f2(f float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.2f", f)
+}
+
+func f4(f float64) string {
+	if math.IsNaN(f) {
+		return "–"
+	}
+	return fmt.Sprintf("%.4f", f)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/redis-variants/redis-variants/bench"
 	"github.com/redis-variants/redis-variants/builder"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/history"
 	"github.com/redis-variants/redis-variants/rank"
 	"github.com/redis-variants/redis-variants/report"
 	"github.com/redis-variants/redis-variants/results"
@@ -62,7 +64,11 @@ func Rank(ctx context.Context, c Config, primary string) error {
 		fmt.Fprintf(c.Err, "warning: %s\n", p)
 		rc.Notes = append(rc.Notes, p)
 	}
-	stage := report.Reports(rank.Record(&rank.Ranker{Thresholds: th, Memory: mem}, run), run, rc)
+	earlier, problems := earlierRuns(c.Runs, dir)
+	for _, p := range problems {
+		fmt.Fprintf(c.Err, "warning: %s\n", p)
+	}
+	stage := report.Reports(rank.Record(&rank.Ranker{Thresholds: th, Memory: mem, Earlier: earlier}, run), run, rc)
 	r, err := stage.Rank(ctx, trials, reps)
 	if err != nil {
 		return err
@@ -85,6 +91,43 @@ func Rank(ctx context.Context, c Config, primary string) error {
 // optional, and the thresholds the plan implies. problems names each of
 // those files that is there and cannot be read, and what the report lacks
 // for it: nothing is dropped without a word.
+// MaxEarlierRuns is how many of the latest earlier runs the run effect is
+// measured on.
+const MaxEarlierRuns = 10
+
+// earlierRuns loads the co-scheduled rankings of the runs under root
+// older than dir (by name: run IDs are times), the latest
+// MaxEarlierRuns; the ranker keeps those of the same machine kind and
+// benchmarks. A ranking that cannot be read is named and left out.
+func earlierRuns(root, dir string) ([]rank.RunScores, []string) {
+	if root == "" {
+		return nil, nil
+	}
+	dirs, err := history.RunDirs(root)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("earlier runs under %s cannot be listed (%v): the run effect is not measured", root, err)}
+	}
+	var out []rank.RunScores
+	var problems []string
+	for i := len(dirs) - 1; i >= 0 && len(out) < MaxEarlierRuns; i-- {
+		d := dirs[i]
+		if filepath.Base(d) >= filepath.Base(dir) {
+			continue
+		}
+		rk, err := (&results.Run{Dir: d}).Ranking()
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("earlier run %s left out of the run effect: %v", d, err))
+			continue
+		}
+		if rk.Method != rank.MethodPairs {
+			continue
+		}
+		out = append(out, rank.RunScores{Name: filepath.Base(d), Ranking: *rk})
+	}
+	slices.Reverse(out)
+	return out, problems
+}
+
 func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.Thresholds, problems []string) {
 	ctx = report.Context{RunID: filepath.Base(run.Dir)}
 	th = rank.DefaultThresholds()

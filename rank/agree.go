@@ -21,9 +21,13 @@ type Agreement struct {
 	Runtime string           `json:"runtime"`
 	Images  []ImageAgreement `json:"images"`
 	MaxAbsZ Num              `json:"max_abs_z"`
-	// Tau is Kendall's τ between the two runs' orders of the images whose
-	// scores separate (in both runs, their 95% intervals are disjoint),
-	// over the pairs of such images; TauAll is over every pair of images.
+	// SumZ2 is Σz² over the images: χ² on len(Images) df when the runs
+	// differ only by their within-run errors.
+	SumZ2 Num `json:"sum_z2"`
+	// Tau is Kendall's τ between the two runs' orders over the pairs of
+	// images both runs separate (their ranking family's decision; for a
+	// ranking without pairs, 95% intervals disjoint); TauAll is over every
+	// pair of images.
 	Tau      Num `json:"tau"`
 	TauPairs int `json:"tau_pairs"`
 	TauAll   Num `json:"tau_all"`
@@ -49,7 +53,7 @@ func Agree(a, b Ranking, rt string) Agreement {
 		}
 	}
 	sort.Strings(names)
-	maxZ := math.NaN()
+	maxZ, sz2 := math.NaN(), 0.0
 	for _, n := range names {
 		x, y := pa[n], pb[n]
 		z := float64(x.LogMean-y.LogMean) / math.Sqrt(float64(x.SE*x.SE+y.SE*y.SE))
@@ -57,9 +61,18 @@ func Agree(a, b Ranking, rt string) Agreement {
 		if !math.IsNaN(z) && (math.IsNaN(maxZ) || math.Abs(z) > maxZ) {
 			maxZ = math.Abs(z)
 		}
+		sz2 += z * z
 	}
-	ag.MaxAbsZ = Num(maxZ)
-	sep := func(x, y PairResult) bool {
+	ag.MaxAbsZ, ag.SumZ2 = Num(maxZ), Num(sz2)
+	if len(names) == 0 {
+		ag.SumZ2 = nan
+	}
+	stA, okA := a.Standing(rt)
+	stB, okB := b.Standing(rt)
+	separates := func(st Standings, ok bool, x, y PairResult) bool {
+		if ok && st.Pairs != nil {
+			return st.Separated(x.Image, y.Image)
+		}
 		lx, hx := Interval(x.Estimate, 0.95)
 		ly, hy := Interval(y.Estimate, 0.95)
 		return hx < ly || hy < lx
@@ -74,7 +87,7 @@ func Agree(a, b Ranking, rt string) Agreement {
 			} else if s < 0 {
 				discAll++
 			}
-			if sep(ai, aj) && sep(bi, bj) {
+			if separates(stA, okA, ai, aj) && separates(stB, okB, bi, bj) {
 				if s > 0 {
 					conc++
 				} else if s < 0 {

@@ -14,6 +14,7 @@ package rank
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -50,6 +51,10 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 	for _, rep := range reps {
 		if len(rep.Windows) > 0 {
 			r.Measured++
+		}
+		if rep.CPUModel != "" && !slices.Contains(r.CPUModels, rep.CPUModel) {
+			r.CPUModels = append(r.CPUModels, rep.CPUModel)
+			slices.Sort(r.CPUModels)
 		}
 		if rep.Replaces != nil {
 			r.StandIns++

@@ -2,6 +2,7 @@ package rank
 
 import (
 	"context"
+	"slices"
 
 	"github.com/redis-variants/redis-variants/results"
 )
@@ -25,6 +26,10 @@ type Ranker struct {
 	// Memory is the run's memory-workload trials (none: no memory
 	// ranking), ranked against the same primary reference.
 	Memory []MemoryTrial
+	// Earlier are rankings of earlier runs on the same machine kind: with
+	// this run they measure the run effect (Ranking.RunEffect) under the
+	// first ranked runtime.
+	Earlier []RunScores
 }
 
 // Rank implements Interface.
@@ -43,7 +48,49 @@ func (r *Ranker) Rank(ctx context.Context, trials []Trial, reps []Replicate) (*R
 		}
 		rk.Memory = Memory(r.Memory, primary)
 	}
+	if len(r.Earlier) > 0 && len(rk.Standings) > 0 && rk.Method == MethodPairs {
+		rt := rk.Standings[0].Runtime
+		runs := append(append([]RunScores(nil), r.Earlier...), RunScores{Name: "this run", Ranking: rk})
+		// a run against another primary reference is not merged: say so
+		// and measure without it
+		var same []RunScores
+		_, prim := primaryScores(rk, rt)
+		for _, e := range runs {
+			if _, p := primaryScores(e.Ranking, rt); p == prim && sameMachineKind(e.Ranking, rk) {
+				same = append(same, e)
+			}
+		}
+		if re, err := MeasureRunEffect(same, rt); err == nil && re != nil && len(same) > 1 {
+			if len(rk.CPUModels) > 0 {
+				re.CPUModel = rk.CPUModels[0]
+			}
+			rk.RunEffect = re
+		}
+	}
 	return &rk, nil
+}
+
+// sameMachineKind says whether a and b were measured on the same CPU
+// models with the same co-scheduled benchmarks: runs whose scores can be
+// merged with a run effect.
+func sameMachineKind(a, b Ranking) bool {
+	return len(a.CPUModels) > 0 && slices.Equal(a.CPUModels, b.CPUModels) && slices.Equal(pairBenches(a), pairBenches(b))
+}
+
+// pairBenches is the sorted set of benchmarks rk's primary family was
+// measured on.
+func pairBenches(rk Ranking) []string {
+	var out []string
+	for _, p := range rk.Pairs {
+		if p.Family == FamilySecondary && p.Kind == KindImage {
+			b := Bench{Test: p.Test, Pipeline: p.Pipeline}.String()
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Record writes next's ranking to run's ranking.json (results.RankingFile),

@@ -37,8 +37,15 @@ func studentQuantile(p, df float64) float64 {
 	if p < 0.5 {
 		return -studentQuantile(1-p, df)
 	}
-	lo, hi := 0.0, 1.0
-	for studentCDF(hi, df) < p {
+	return invertCDF(func(x float64) float64 { return studentCDF(x, df) }, p, 1)
+}
+
+// invertCDF is the x ≥ 0 where the increasing cdf reaches p, by
+// bisection from [0, hi] (hi doubled until cdf(hi) ≥ p; +Inf past 1e12),
+// to a relative 1e-10.
+func invertCDF(cdf func(float64) float64, p, hi float64) float64 {
+	lo := 0.0
+	for cdf(hi) < p {
 		hi *= 2
 		if hi > 1e12 {
 			return math.Inf(1)
@@ -46,7 +53,7 @@ func studentQuantile(p, df float64) float64 {
 	}
 	for i := 0; i < 200 && hi-lo > 1e-10*math.Max(1, hi); i++ {
 		mid := (lo + hi) / 2
-		if studentCDF(mid, df) < p {
+		if cdf(mid) < p {
 			lo = mid
 		} else {
 			hi = mid
@@ -94,34 +101,34 @@ func betaCF(a, b, x float64) float64 {
 	h := d
 	for m := 1; m <= 300; m++ {
 		fm := float64(m)
-		aa := fm * (b - fm) * x / ((qam + 2*fm) * (a + 2*fm))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + fm) * (qab + fm) * x / ((a + 2*fm) * (qap + 2*fm))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
+		var del float64
+		c, d, del = lentz(fm*(b-fm)*x/((qam+2*fm)*(a+2*fm)), 1, c, d)
+		h *= del
+		c, d, del = lentz(-(a+fm)*(qab+fm)*x/((a+2*fm)*(qap+2*fm)), 1, c, d)
 		h *= del
 		if math.Abs(del-1) < 3e-14 {
 			break
 		}
 	}
 	return h
+}
+
+// lentz takes one term a/(b + …) of a continued fraction in the modified
+// Lentz method (Numerical Recipes, 5.2): c and d are its running values;
+// it returns their new values and the factor the fraction's value is
+// multiplied by.
+func lentz(a, b, c, d float64) (float64, float64, float64) {
+	const tiny = 1e-300
+	d = b + a*d
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	c = b + a/c
+	if math.Abs(c) < tiny {
+		c = tiny
+	}
+	d = 1 / d
+	return c, d, c * d
 }
 
 // SignedRankP is the two-sided p-value of the Wilcoxon signed-rank test

@@ -88,7 +88,7 @@ func Headline(r rank.Ranking) string {
 		if !r.SplitHalfMaxZ.IsNaN() {
 			line += fmt.Sprintf("; its odd and even halves (windows, or replicates of one window per test) agree within |z| ≤ %.2f", float64(r.SplitHalfMaxZ))
 		}
-		b.WriteString(line + ". These intervals are within this run and for one binary per image: another run, or another build of the same flags, can land outside them.\n")
+		b.WriteString(line + ". These intervals are within this run and for one binary per image: another run, or another build of the same flags, can land outside them. " + runEffectSentence(r.RunEffect) + "\n")
 	}
 	return b.String()
 }
@@ -108,6 +108,20 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// runEffectSentence says what the earlier runs of this machine kind say
+// of the run effect, or that there were none.
+func runEffectSentence(re *rank.RunEffect) string {
+	if re == nil {
+		return "No earlier run of these benchmarks on this CPU model was found beside this one, so the run effect is not measured here."
+	}
+	s := fmt.Sprintf("The run effect on this machine kind, from %d runs (this one and %s) of %d images: Q = %.1f on %d df (χ² 95%% band without one [%.1f, %.1f], p = %.2g), τ = %.2f%% against a median within-run SE of %.2f%%",
+		len(re.Runs), joinAnd(re.Runs[:len(re.Runs)-1]), re.Images, float64(re.Q), re.DF, float64(re.QLo), float64(re.QHi), float64(re.P), 100*float64(re.Tau), 100*float64(re.MedianSE))
+	if float64(re.Tau) > 0 {
+		return s + fmt.Sprintf(": a claim beyond this run needs intervals about %.2f× as wide (`redis-variants compare` merges the runs).", float64(re.Allowance))
+	}
+	return s + ": no run effect beyond the within-run spread was measured."
 }
 
 // tieGroups names the images of standalone standings that share a

@@ -319,6 +319,38 @@ type Ranking struct {
 	CPUModels []string `json:"cpu_models,omitempty"`
 	// Memory is the memory workload's ranking (nil: the run had none).
 	Memory *MemoryRanking `json:"memory,omitempty"`
+	// RunEffect is the run effect measured on this machine kind from the
+	// earlier runs of these images found beside this one (nil: none was
+	// found). The run's own intervals are within-run; this says how much
+	// wider a claim beyond the run must be.
+	RunEffect *RunEffect `json:"run_effect,omitempty"`
+}
+
+// RunEffect is the between-run variance of the primary scores of images
+// measured in several runs on one machine kind: a random run effect with
+// one variance for every image (DerSimonian–Laird on the per-run
+// estimates, Cochran's Q summed over the images).
+type RunEffect struct {
+	Runtime  string   `json:"runtime"`
+	CPUModel string   `json:"cpu_model,omitempty"`
+	Runs     []string `json:"runs"`   // the run folders, by name
+	Images   int      `json:"images"` // images measured in two runs or more
+	// Q is Cochran's Q summed over the images (for two runs, Σz² of the
+	// per-image differences); DF its degrees of freedom (Σ runs − 1); P
+	// the χ² test of no run effect; QLo and QHi the 95% band of Q when
+	// there is none.
+	Q   Num `json:"q"`
+	DF  int `json:"df"`
+	P   Num `json:"p"`
+	QLo Num `json:"q_lo"`
+	QHi Num `json:"q_hi"`
+	// Tau is the run effect's standard deviation on the log ratio (0.006
+	// ≈ 0.6%), MedianSE the median within-run standard error of the
+	// estimates it was measured on, and Allowance √(1 + τ²/SE²): how much
+	// wider a one-run interval must be to cover another run.
+	Tau       Num `json:"tau"`
+	MedianSE  Num `json:"median_se"`
+	Allowance Num `json:"allowance"`
 }
 
 // MemoryRanking ranks the images by the memory their server held for the
