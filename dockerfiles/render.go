@@ -178,6 +178,10 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 		if err := tuned(v, opt, a); err != nil {
 			return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)
 		}
+		if v.Layout > 1 {
+			// a layout draw: the same objects linked in the seed's order
+			a.set("LAYOUT_SEED", v.LayoutSeed)
+		}
 		if v.PGO != nil {
 			if err := pgo(v, opt, a, &r); err != nil {
 				return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)

@@ -452,7 +452,7 @@ func TestPGOBuildFailsWhenMakeFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := instruction(t, string(main), `make-redis "$PGO_USE_CFLAGS" "$PGO_USE_LDFLAGS"`)
+	run := instruction(t, string(main), `{ make-redis "$PGO_USE_CFLAGS" "$PGO_USE_LDFLAGS" 2>&1`)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	for _, d := range []string{bin, filepath.Join(dir, "tmp")} {

@@ -254,6 +254,11 @@ func verifyEntries(ctx context.Context, vf verify.Interface, run *results.Run, v
 			if tw, ok := pgoTwin(v, builds); ok {
 				t.Twin, t.TwinServer, t.TwinID = tw.Image, tw.Server, tw.ConfigDigest
 			}
+			if v.Layout > 1 {
+				if f, ok := builds[v.DrawOf]; ok && f.Status == builder.StatusOK {
+					t.First, t.FirstServer, t.FirstID = f.Image, f.Server, f.ConfigDigest
+				}
+			}
 			r = vf.Verify(ctx, v, t)
 			if r.Status == verify.StatusInterrupted {
 				return reports, fmt.Errorf("verifying %s: interrupted (nothing written for it; run again to verify it): %w", v.Name, ctx.Err())

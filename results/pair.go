@@ -183,6 +183,22 @@ type Replicate struct {
 	// the end of the schedule, with its sides as the one it replaces.
 	Replaces *int   `json:"replaces,omitempty"`
 	CPUModel string `json:"cpu_model,omitempty"`
+	// Draw is the layout draw of the image side (1..L) when the image's
+	// build spec has L > 1 draws, and DrawImage that draw's own name (the
+	// spec's for draw 1): replicates of a spec spread over its draws, so
+	// the pair's interval covers the spec, not one binary. ImageID is the
+	// draw's image. 0 and "": the image is one binary.
+	Draw      int    `json:"draw,omitempty"`
+	DrawImage string `json:"draw_image,omitempty"`
+}
+
+// ImageName is the name of the image the replicate's image side ran: its
+// layout draw's, or the pair's image.
+func (r Replicate) ImageName() string {
+	if r.DrawImage != "" {
+		return r.DrawImage
+	}
+	return r.Image
 }
 
 // Complete says whether the replicate has windows of every benchmark of

@@ -297,8 +297,11 @@ type Ranking struct {
 	// Contrasts compare the images Thresholds.Contrasts names directly,
 	// per benchmark and on the score (Test == ""), derived through the
 	// primary reference.
-	Contrasts  []PairResult `json:"contrasts,omitempty"`
-	Resolution Resolution   `json:"resolution"`
+	Contrasts []PairResult `json:"contrasts,omitempty"`
+	// Layouts is the layout spread of every image whose build spec ran as
+	// several draws, per ranked runtime.
+	Layouts    []LayoutSpread `json:"layouts,omitempty"`
+	Resolution Resolution     `json:"resolution"`
 	// SplitHalfMaxZ is the largest |z| between odd- and even-window
 	// estimates (odd- and even-numbered replicates where a replicate has
 	// one window per benchmark) over the primary family and the controls.
@@ -471,6 +474,46 @@ type Estimate struct {
 	Balanced   bool `json:"balanced"`    // both sides measured ≥ 2 times: the side effect was removed
 	SideEffect Num  `json:"side_effect"` // estimated slot bias, log (slot A over slot B), 0 when unbalanced
 	WindowSD   Num  `json:"window_sd"`   // sd of the per-window log ratios around their replicate's mean
+	// Draws is how many layout draws of the image's build spec the
+	// replicates ran: above 1 the SE is the nested one (draws random, so
+	// the interval covers the build spec); 0 or 1 it covers one binary.
+	Draws int `json:"draws,omitempty"`
+}
+
+// LayoutSpread is how much code layout moves one image's score against
+// the primary reference under one runtime: the same objects linked in L
+// orders (the draws), replicates spread over them. The variance
+// components come from a one-way random-effects analysis of the
+// replicates' score values (after the slot effect): SigmaLayout is the
+// between-draw standard deviation (log ratio, truncated at 0), Share its
+// part of one replicate's variance, F and P the test that the draws
+// differ at all (MS between over MS within).
+type LayoutSpread struct {
+	Image       string      `json:"image"`
+	Runtime     string      `json:"runtime"`
+	Draws       []DrawScore `json:"draws"`
+	SigmaLayout Num         `json:"sigma_layout"`
+	SigmaWithin Num         `json:"sigma_within"`
+	Share       Num         `json:"share"`
+	F           Num         `json:"f"`
+	DFBetween   int         `json:"df_between"`
+	DFWithin    int         `json:"df_within"`
+	P           Num         `json:"p"`
+	// Range is the fastest draw over the slowest (both chosen after the
+	// fact, so its interval, uncorrected, overstates its precision: the F
+	// test is the test of layout).
+	Range   Estimate `json:"range"`
+	Fastest int      `json:"fastest"`
+	Slowest int      `json:"slowest"`
+}
+
+// DrawScore is one layout draw's own score against the primary reference
+// (its replicates only, with the within-draw SE of the whole analysis).
+type DrawScore struct {
+	Draw    int    `json:"draw"`
+	Name    string `json:"name"`     // the draw's entry: the spec's name for draw 1
+	ImageID string `json:"image_id"` // the draw's image
+	Estimate
 }
 
 // HalfWidth is the interval's relative half-width: the smallest ratio

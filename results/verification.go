@@ -49,6 +49,7 @@ type Proof struct {
 type ProofInputs struct {
 	Image         string            `json:"image"` // image ID (config digest)
 	Twin          string            `json:"twin,omitempty"`
+	First         string            `json:"first,omitempty"`  // draw 1's image ID, for a layout draw
 	Spec          string            `json:"spec"`             // variant ID
 	Recipe        string            `json:"recipe,omitempty"` // recipe digest
 	Profile       string            `json:"profile"`

@@ -28,9 +28,10 @@ type spec struct {
 	Allocator    string   `json:"allocator"`
 	TLS          bool     `json:"tls"`
 	Image        string   `json:"image"`
-	Libc         string   `json:"libc,omitempty"`   // "" for glibc: IDs from before musl are unchanged
-	Recipe       string   `json:"recipe,omitempty"` // "" for the Debian official recipe, likewise
-	PGO          *PGO     `json:"pgo,omitempty"`    // nil without PGO, likewise
+	Libc         string   `json:"libc,omitempty"`        // "" for glibc: IDs from before musl are unchanged
+	Recipe       string   `json:"recipe,omitempty"`      // "" for the Debian official recipe, likewise
+	PGO          *PGO     `json:"pgo,omitempty"`         // nil without PGO, likewise
+	LayoutSeed   string   `json:"layout_seed,omitempty"` // "" for draw 1: a spec's own build keeps its ID
 }
 
 // Spec returns the canonical JSON of the build-relevant fields of v.
@@ -41,6 +42,7 @@ func Spec(v Variant) []byte {
 		March: v.March, Mtune: v.Mtune, LTO: v.LTO,
 		CFlags: nonNil(v.CFlags), LDFlags: nonNil(v.LDFlags),
 		Allocator: v.Allocator, TLS: v.TLS, Image: v.Image, PGO: v.PGO,
+		LayoutSeed: v.LayoutSeed,
 	}
 	if v.Libc != LibcGlibc {
 		s.Libc = v.Libc
@@ -67,6 +69,46 @@ func nonNil(s []string) []string {
 func ID(v Variant) string {
 	sum := sha256.Sum256(Spec(v))
 	return hex.EncodeToString(sum[:])[:12]
+}
+
+// MaxLayouts is the most layout draws a build spec may ask for.
+const MaxLayouts = 16
+
+// DrawName is the name of draw k (2 and up) of the spec named spec.
+func DrawName(spec string, k int) string { return fmt.Sprintf("%s.l%d", spec, k) }
+
+// Draws returns vs with each tuned variant that asks for Layouts > 1
+// followed by its draws 2..Layouts: copies of it that differ only in
+// their name, Layout, DrawOf and LayoutSeed (the spec's ID and the draw:
+// each spec's draws get link orders of their own) and so in their ID.
+// The spec itself becomes draw 1. IDs must be set already.
+func Draws(vs []Variant) []Variant {
+	var out []Variant
+	for _, v := range vs {
+		if v.Kind != KindVariant || v.Layouts < 2 || v.Layout > 1 {
+			out = append(out, v)
+			continue
+		}
+		v.Layout = 1
+		out = append(out, v)
+		for k := 2; k <= v.Layouts; k++ {
+			d := v
+			d.Name, d.Layout, d.DrawOf = DrawName(v.Name, k), k, v.Name
+			d.LayoutSeed = fmt.Sprintf("%s/%d", v.ID, k)
+			d.ID = ID(d)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// SpecName names the build spec v is a draw of: DrawOf for draws 2 and up,
+// else v's own name.
+func (v Variant) SpecName() string {
+	if v.DrawOf != "" {
+		return v.DrawOf
+	}
+	return v.Name
 }
 
 // Select returns the references and variants named, in the order given,
@@ -99,6 +141,13 @@ func (p *Plan) Select(names []string) ([]Variant, error) {
 		}
 		if !found {
 			unknown = append(unknown, name)
+		}
+	}
+	// A spec selected brings its layout draws.
+	for _, v := range all {
+		if v.DrawOf != "" && seen[v.DrawOf] && !seen[v.Name] {
+			seen[v.Name] = true
+			out = append(out, v)
 		}
 	}
 	if len(unknown) > 0 {

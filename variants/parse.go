@@ -156,6 +156,7 @@ type fval struct {
 	path   string
 	s      string // normalized scalar
 	b      bool
+	n      int // "layouts"
 	list   []string
 	lnodes []*yaml.Node
 	comp   Compiler
@@ -200,7 +201,7 @@ type rawFile struct {
 }
 
 var (
-	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "pgo", "cflags", "ldflags", "allocator", "tls", "libc"}
+	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "pgo", "cflags", "ldflags", "allocator", "tls", "libc", "layouts"}
 	variantFields   = append([]string{"name", "kind", "description", "image"}, buildFields...)
 	referenceFields = []string{"name", "kind", "description", "base", "redis", "source", "image", "recipe"}
 	matrixFields    = append([]string{"name", "description", "axes", "include", "exclude"}, buildFields...)
@@ -590,6 +591,11 @@ func (c *collector) field(key string, n *yaml.Node, path string) (fval, bool) {
 		v.s, ok = c.enum(n, path, allocators)
 	case "tls":
 		v.b, ok = c.boolean(n, path)
+	case "layouts":
+		if v.n, ok = c.integer(n, path); ok && (v.n < 1 || v.n > MaxLayouts) {
+			c.errf(v.node, path, "layouts: %d draws: from 1 (one build) to %d", v.n, MaxLayouts)
+			ok = false
+		}
 	case "cflags", "ldflags":
 		nn := deref(n)
 		if nn != nil && nn.Kind == yaml.ScalarNode && nn.Tag == "!!str" {

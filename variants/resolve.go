@@ -91,6 +91,18 @@ func resolve(c *collector, rf *rawFile) *Plan {
 	for i := range p.Variants {
 		p.Variants[i].ID = ID(p.Variants[i])
 	}
+	p.Variants = Draws(p.Variants)
+	for _, v := range p.Variants {
+		if v.Layout < 2 {
+			continue
+		}
+		n := &yaml.Node{Line: v.Pos.Line, Column: v.Pos.Column}
+		if len(v.Name) > maxNameLen {
+			c.errf(n, "", "%q: layout draw %d of %q: the name is longer than %d characters (shorten the variant's name)", v.Name, v.Layout, v.DrawOf, maxNameLen)
+			continue
+		}
+		r.claim(v.Name, n, "", fmt.Sprintf("layout draw %d of %q", v.Layout, v.DrawOf))
+	}
 	same := map[string]Variant{}
 	for _, v := range p.All() {
 		if prev, dup := same[v.ID]; dup {
@@ -352,6 +364,9 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 		v.Allocator = f.s
 	}
 	v.TLS = eff["tls"].b
+	if f, ok := eff["layouts"]; ok && f.n > 1 {
+		v.Layouts = f.n
+	}
 	v.Libc = LibcGlibc
 	if f, ok := eff["libc"]; ok {
 		v.Libc = f.s
@@ -709,6 +724,8 @@ func expandName(tmpl string, v Variant) string {
 			return v.Redis
 		case "source":
 			return v.Source.Name
+		case "layouts":
+			return fmt.Sprintf("l%d", max(1, v.Layouts))
 		case "tls":
 			if v.TLS {
 				return "tls"

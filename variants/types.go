@@ -96,6 +96,19 @@ type Variant struct {
 	Recipe    string   `json:"recipe,omitempty"` // KindOfficial: the recipe rebuilt when no registry has Image
 	Pos       Pos      `json:"pos,omitempty"`
 
+	// Layouts is how many layout draws the build spec is built as
+	// (layouts: in the file; 0 or 1: one build). The draws differ only in
+	// where the linker puts the code: the same objects, linked in a seeded
+	// order. Layout is this entry's draw, 1..Layouts: draw 1 is the spec's
+	// own build under the spec's name (the one the test suite runs on and
+	// publish pushes); draws 2..Layouts are entries of their own, named
+	// DrawName(spec, k), with DrawOf naming the spec and LayoutSeed the
+	// seed of their link order. References are fixed binaries: one draw.
+	Layouts    int    `json:"layouts,omitempty"`
+	Layout     int    `json:"layout,omitempty"`
+	DrawOf     string `json:"draw_of,omitempty"`
+	LayoutSeed string `json:"layout_seed,omitempty"`
+
 	// Reference is true for an entry of the file's references (the images
 	// the others are ranked against); an image entry under variants is
 	// ranked like a tuned variant.

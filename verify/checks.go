@@ -97,6 +97,9 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) ([
 			}
 			checks = append(checks, pgoTwinCheck(ctx, e, bin, t))
 		}
+		if v.Layout > 1 {
+			checks = append(checks, layoutCheck(ctx, e, v, bin, t))
+		}
 	case v.Kind == variants.KindOfficial && t.Pulled == nil:
 		na("binary compiler", "reference (%s recipe): no compiler in its spec to compare with; records %s", v.Recipe, recordedCompiler(info))
 		checks = append(checks, LibcCheck(info, v.Libc))

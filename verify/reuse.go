@@ -37,11 +37,11 @@ type ProofInputs = results.ProofInputs
 // Inputs returns what a verification of v as t under o would prove. ok is
 // false when the image has no ID to key it by.
 func Inputs(v variants.Variant, t Target, o Options) (in ProofInputs, ok bool) {
-	if t.ID == "" || (t.Twin != "" && t.TwinID == "") {
+	if t.ID == "" || (t.Twin != "" && t.TwinID == "") || (t.First != "" && t.FirstID == "") {
 		return in, false
 	}
 	in = ProofInputs{
-		Image: t.ID, Twin: t.TwinID, Spec: v.ID, Recipe: t.Recipe,
+		Image: t.ID, Twin: t.TwinID, First: t.FirstID, Spec: v.ID, Recipe: t.Recipe,
 		Profile: o.Profile, Units: o.Units, ExternalUnits: o.ExternalUnits, NoExternal: o.NoExternal,
 		Known: knownDigest(), CPUFlags: o.CPUFlags, Checks: ChecksVersion,
 	}
