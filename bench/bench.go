@@ -45,6 +45,25 @@ type Image struct {
 	Ref       string `json:"ref"`                // Docker Engine reference
 	Reference bool   `json:"reference"`          // a reference rather than a tuned variant
 	Verified  string `json:"verified,omitempty"` // verify status: "passed", "failed", "" (never verified)
+	// Draws are the other layout draws of the image's build spec (draws
+	// 2..L; the Image itself is draw 1): the same objects linked in other
+	// orders. A pair's replicates spread over the L draws in turn, so its
+	// interval covers the build spec; standalone trials and memory
+	// servers run draw 1.
+	Draws []Image `json:"draws,omitempty"`
+}
+
+// Draw is the layout draw replicate rep of the image's pairs runs and its
+// number (1..L), draws taken in turn; 0 for an image of one binary.
+func (im Image) Draw(rep int) (Image, int) {
+	if len(im.Draws) == 0 {
+		return im, 0
+	}
+	k := rep % (1 + len(im.Draws))
+	if k == 0 {
+		return im, 1
+	}
+	return im.Draws[k-1], k + 1
 }
 
 // Engine is what bench needs from the Docker Engine; *engine.Client has it.
@@ -369,6 +388,7 @@ type session struct {
 	start      time.Time
 	sum        Summary
 	byName     map[string]Image
+	drawByName map[string]Image // layout draws 2..L, by their own names (resume judges their records)
 	rts        map[string]variants.Runtime
 	benches    []rank.Bench
 	slots      []pairSlot
@@ -493,8 +513,12 @@ func (s *session) design(all []Image) error {
 		return fmt.Errorf("bench: nothing to run (%d images, %d runtimes, %d tests)", len(images), len(o.Runtimes), len(o.Profile.Tests))
 	}
 	s.byName = map[string]Image{}
+	s.drawByName = map[string]Image{}
 	for _, im := range images {
 		s.byName[im.Name] = im
+		for _, d := range im.Draws {
+			s.drawByName[d.Name] = d
+		}
 	}
 	s.rts = map[string]variants.Runtime{}
 	for _, rt := range o.Runtimes {
@@ -581,7 +605,7 @@ func (s *session) resume() error {
 		return TrialRel(cellOf(t), t.Rep), []string{t.Variant, t.ImageID}
 	})
 	reps = keepCurrent(s, reps, func(r rank.Replicate) (string, []string) {
-		return PairRel(r.PairKey, r.Rep), []string{r.Image, r.ImageID, r.Base, r.BaseID}
+		return PairRel(r.PairKey, r.Rep), []string{r.ImageName(), r.ImageID, r.Base, r.BaseID}
 	})
 	s.trials = trials
 	s.sum.Resumed = len(trials)
@@ -706,8 +730,17 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 	rel := PairRel(sl.key, sl.rep)
 	rep := s.repByRel[rel]
 	if rep == nil {
+		// a stand-in runs the draw of the replicate it stands in for
+		turn := sl.rep
+		if sl.replaces != nil {
+			turn = *sl.replaces
+		}
+		im, draw := s.byName[sl.key.Image].Draw(turn)
 		rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: s.seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: s.cpuModel,
-			ImageID: s.byName[sl.key.Image].ImageID, BaseID: s.byName[sl.key.Base].ImageID}
+			ImageID: im.ImageID, BaseID: s.byName[sl.key.Base].ImageID}
+		if draw > 0 {
+			rep.Draw, rep.DrawImage = draw, im.Name
+		}
 		s.seq++
 		s.repByRel[rel] = rep
 	}
@@ -1134,7 +1167,11 @@ func keepCurrent[T any](s *session, recs []T, ids func(T) (string, []string)) []
 		rel, nv := ids(r)
 		stale := ""
 		for i := 0; i+1 < len(nv); i += 2 {
-			if im, ok := s.byName[nv[i]]; ok && im.ImageID != "" && im.ImageID != nv[i+1] {
+			im, ok := s.byName[nv[i]]
+			if !ok {
+				im, ok = s.drawByName[nv[i]]
+			}
+			if ok && im.ImageID != "" && im.ImageID != nv[i+1] {
 				stale = fmt.Sprintf("%s is image %q now, the record's is %q", nv[i], im.ImageID, nv[i+1])
 				break
 			}

@@ -317,8 +317,12 @@ func (e *pairEnv) startPair(ctx context.Context, rep *rank.Replicate) (img, base
 		rt    variants.Runtime
 		isImg bool
 	}
+	im := e.byName[rep.Image]
+	if rep.Draw > 1 {
+		im, _ = im.Draw(rep.Draw - 1)
+	}
 	slots := []want{
-		{e.byName[rep.Image], e.rts[rep.Runtime], true},
+		{im, e.rts[rep.Runtime], true},
 		{e.byName[rep.Base], e.rts[rep.BaseRuntime], false},
 	}
 	if rep.Swapped {

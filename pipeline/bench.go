@@ -165,6 +165,12 @@ func benchImages(run *results.Run, only []string) ([]bench.Image, []string, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	// --only a spec selects its layout draws
+	for name, b := range builds {
+		if b.Variant.DrawOf != "" && slices.Contains(only, b.Variant.DrawOf) && !slices.Contains(only, name) {
+			only = append(only, name)
+		}
+	}
 	for _, n := range only {
 		if _, ok := builds[n]; !ok {
 			return nil, nil, fmt.Errorf("--only %s: no build result with that name in %s", n, run.Path("builds"))
@@ -193,5 +199,46 @@ func benchImages(run *results.Run, only []string) ([]bench.Image, []string, erro
 		imgs = append(imgs, bench.Image{Name: name, ID: b.Variant.ID, ImageID: b.ConfigDigest, Ref: b.Image, Reference: b.Variant.IsReference(),
 			Verified: verified})
 	}
-	return imgs, warnings, nil
+	imgs, w := gatherDraws(imgs, builds)
+	return imgs, append(warnings, w...), nil
+}
+
+// gatherDraws puts each layout draw (2..L) under its spec's image, in
+// draw order: the bench spreads the spec's replicates over them. A draw
+// whose verification failed, or whose spec's draw 1 is not measured, is
+// left out with a warning (the other draws still cover the spec).
+func gatherDraws(imgs []bench.Image, builds map[string]builder.Result) ([]bench.Image, []string) {
+	var warnings []string
+	spec := map[string]int{}
+	for i, im := range imgs {
+		if builds[im.Name].Variant.DrawOf == "" {
+			spec[im.Name] = i
+		}
+	}
+	var draws []bench.Image
+	for _, im := range imgs {
+		if builds[im.Name].Variant.DrawOf != "" {
+			draws = append(draws, im)
+		}
+	}
+	slices.SortFunc(draws, func(a, b bench.Image) int { return builds[a.Name].Variant.Layout - builds[b.Name].Variant.Layout })
+	for _, d := range draws {
+		of := builds[d.Name].Variant.DrawOf
+		i, ok := spec[of]
+		switch {
+		case !ok:
+			warnings = append(warnings, fmt.Sprintf("skipping %s: draw 1 of its spec (%s) is not measured, so neither are its other draws", d.Name, of))
+		case d.Verified == "failed":
+			warnings = append(warnings, fmt.Sprintf("skipping %s: its verification failed (see verify/%s.json); %s's replicates spread over its other draws", d.Name, d.Name, of))
+		default:
+			imgs[i].Draws = append(imgs[i].Draws, d)
+		}
+	}
+	out := imgs[:0]
+	for _, im := range imgs {
+		if builds[im.Name].Variant.DrawOf == "" {
+			out = append(out, im)
+		}
+	}
+	return out, warnings
 }

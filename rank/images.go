@@ -30,7 +30,7 @@ func oneImageEach(trials []Trial, reps []Replicate, mem []MemoryTrial) error {
 	}
 	for _, r := range reps {
 		rec := fmt.Sprintf("replicate %s #%d", r.PairKey, r.Rep)
-		add(r.Image, r.ImageID, rec)
+		add(r.ImageName(), r.ImageID, rec)
 		add(r.Base, r.BaseID, rec)
 	}
 	for _, m := range mem {

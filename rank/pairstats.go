@@ -63,10 +63,22 @@ func estimate(v []float64, swapped []bool) (m, se, df, side float64, balanced bo
 // makeEstimate fills an Estimate from replicate values at confidence
 // conf. The signed-rank cross-check runs on the replicate values, the
 // independent units (a replicate's windows share its pair of servers).
-func makeEstimate(v []float64, swapped []bool, windows []float64, wsd float64, conf float64) Estimate {
+//
+// Replicates of an image whose build spec ran as several layout draws
+// (draws: each value's draw, 0 for one binary) get the nested standard
+// error (drawsEstimate): the interval then covers the spec's draws, not
+// one binary.
+func makeEstimate(v []float64, swapped []bool, draws []int, windows []float64, wsd float64, conf float64) Estimate {
 	m, se, df, side, bal := estimate(v, swapped)
+	nd := 0
+	if a := layoutANOVA(v, swapped, draws, m, side, bal); a.draws >= 2 {
+		nd = a.draws
+		if a.nested {
+			se, df = a.se, a.df
+		}
+	}
 	e := Estimate{LogMean: Num(m), SE: Num(se), DF: Num(df), Replicates: len(v), Windows: len(windows),
-		Balanced: bal, SideEffect: Num(side), WindowSD: Num(wsd), Confidence: conf,
+		Balanced: bal, SideEffect: Num(side), WindowSD: Num(wsd), Confidence: conf, Draws: nd,
 		Ratio: Num(math.Exp(m)), Lo: nan, Hi: nan, P: nan, SignRankP: Num(SignedRankP(v))}
 	setInterval(&e, conf)
 	return e
@@ -128,7 +140,7 @@ type pairGroup struct {
 // pairValues is one pair's per-replicate values for one benchmark set:
 // benches == nil → the score (mean over the pair's benchmarks);
 // parity -1 all windows, 0 even, 1 odd.
-func pairValues(g pairGroup, benches []Bench, parity int) (v []float64, swapped []bool, windows []float64, wsd float64) {
+func pairValues(g pairGroup, benches []Bench, parity int) (v []float64, swapped []bool, windows []float64, wsd float64, draws []int) {
 	ss, nres := 0.0, 0
 	for _, r := range g.reps {
 		per := map[Bench][]float64{}
@@ -163,11 +175,12 @@ func pairValues(g pairGroup, benches []Bench, parity int) (v []float64, swapped 
 		}
 		v = append(v, mean(ms))
 		swapped = append(swapped, r.Swapped)
+		draws = append(draws, r.Draw)
 	}
 	if nres > 0 {
 		wsd = math.Sqrt(ss / float64(nres))
 	}
-	return v, swapped, windows, wsd
+	return v, swapped, windows, wsd, draws
 }
 
 func (g pairGroup) benches() []Bench {
@@ -212,7 +225,8 @@ type pairAnalysis struct {
 	halfWidth  map[PairKey]float64 // each primary pair's simultaneous half-width over the family
 	family     *family             // the ranking family (family.go)
 	warnings   []Warning
-	runtimes   []string // runtimes with image pairs, sorted
+	runtimes   []string       // runtimes with image pairs, sorted
+	layouts    []LayoutSpread // primary pairs whose replicates ran on several layout draws
 }
 
 func groupReplicates(reps []Replicate) []pairGroup {
@@ -283,7 +297,7 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 		benches := g.benches()
 		for i := range benches {
 			b := benches[i]
-			v, sw, ws, wsd := pairValues(g, []Bench{b}, -1)
+			v, sw, ws, wsd, dr := pairValues(g, []Bench{b}, -1)
 			sat, steal := g.saturation(&b)
 			fam := FamilySecondary
 			switch kind {
@@ -293,14 +307,14 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 				fam = FamilyAxis
 			}
 			r := PairResult{PairKey: g.key, Kind: kind, Test: b.Test, Pipeline: b.Pipeline, Family: fam, Benchmarks: 1,
-				Estimate: makeEstimate(v, sw, ws, wsd, th.Confidence), PAdj: nan, SplitZ: nan, Saturation: sat, Steal: steal}
+				Estimate: makeEstimate(v, sw, dr, ws, wsd, th.Confidence), PAdj: nan, SplitZ: nan, Saturation: sat, Steal: steal}
 			r.Verdict = intervalVerdict(r.Estimate)
 			pa.results = append(pa.results, r)
 		}
-		v, sw, ws, wsd := pairValues(g, benches, -1)
+		v, sw, ws, wsd, dr := pairValues(g, benches, -1)
 		sat, steal := g.saturation(nil)
 		r := PairResult{PairKey: g.key, Kind: kind, PAdj: nan, Saturation: sat, Steal: steal, Benchmarks: len(benches),
-			Estimate: makeEstimate(v, sw, ws, wsd, th.Confidence), SplitZ: Num(splitZ(g, benches))}
+			Estimate: makeEstimate(v, sw, dr, ws, wsd, th.Confidence), SplitZ: Num(splitZ(g, benches))}
 		switch kind {
 		case KindControl:
 			r.Family = FamilyControl
@@ -322,6 +336,9 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 			r.Family = FamilyPrimary
 			rts[g.key.Runtime] = true
 			primIdx = append(primIdx, len(pa.results))
+			if ls, ok := layoutSpread(g, benches, th.Confidence); ok {
+				pa.layouts = append(pa.layouts, ls)
+			}
 		}
 		if !r.Balanced && r.Replicates >= 2 {
 			pa.warnings = append(pa.warnings, Warning{Kind: WarnUnbalanced, Subject: g.key.String(), Message: fmt.Sprintf("sides not balanced (%d replicates): the slot bias is not removed from this estimate", r.Replicates)})
@@ -428,8 +445,8 @@ func splitZ(g pairGroup, benches []Bench) float64 {
 		var d []float64
 		for _, r := range g.reps {
 			one := pairGroup{key: g.key, reps: []Replicate{r}}
-			v0, _, _, _ := pairValues(one, benches, 0)
-			v1, _, _, _ := pairValues(one, benches, 1)
+			v0, _, _, _, _ := pairValues(one, benches, 0)
+			v1, _, _, _, _ := pairValues(one, benches, 1)
 			if len(v0) == 1 && len(v1) == 1 {
 				d = append(d, v0[0]-v1[0])
 			}
@@ -447,8 +464,8 @@ func splitZ(g pairGroup, benches []Bench) float64 {
 	for _, r := range g.reps {
 		h[r.Rep%2].reps = append(h[r.Rep%2].reps, r)
 	}
-	v0, s0, _, _ := pairValues(h[0], benches, -1)
-	v1, s1, _, _ := pairValues(h[1], benches, -1)
+	v0, s0, _, _, _ := pairValues(h[0], benches, -1)
+	v1, s1, _, _, _ := pairValues(h[1], benches, -1)
 	m0, se0, _, _, _ := estimate(v0, s0)
 	m1, se1, _, _, _ := estimate(v1, s1)
 	den := math.Sqrt(se0*se0 + se1*se1)
