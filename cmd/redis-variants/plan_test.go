@@ -59,6 +59,10 @@ func TestPlanJSON(t *testing.T) {
 	if p := planJSON(t, "../../variants-pgo.yaml"); len(p.Variants) != 4 || p.Variants[1].PGO == nil || len(p.Variants[1].PGO.Train.Tests) == 0 {
 		t.Errorf("plan = %+v", p)
 	}
+	// The layout file: 3 specs of 4 draws each, draws after their spec.
+	if p := planJSON(t, "../../variants-layout.yaml"); len(p.Variants) != 12 || p.Variants[1].DrawOf != p.Variants[0].Name || p.Variants[3].Layout != 4 || p.Variants[11].DrawOf != "zig-o3-native" {
+		t.Errorf("plan = %+v", p)
+	}
 }
 
 func TestPlanInvalid(t *testing.T) {
