@@ -104,8 +104,18 @@ func writePlanTable(out io.Writer, plan *variants.Plan) error {
 	for _, r := range plan.Runtimes {
 		rts = append(rts, r.Name)
 	}
-	fmt.Fprintf(out, "\n%d references, %d variants; runtimes: %s; profiles: %s\n",
-		len(plan.References), len(plan.Variants), strings.Join(rts, ", "), strings.Join(profileNames(plan), ", "))
+	specs := 0
+	for _, v := range plan.Variants {
+		if v.DrawOf == "" {
+			specs++
+		}
+	}
+	variantsLine := fmt.Sprintf("%d variants", specs)
+	if specs != len(plan.Variants) {
+		variantsLine = fmt.Sprintf("%d variants (%d images with their layout draws)", specs, len(plan.Variants))
+	}
+	fmt.Fprintf(out, "\n%d references, %s; runtimes: %s; profiles: %s\n",
+		len(plan.References), variantsLine, strings.Join(rts, ", "), strings.Join(profileNames(plan), ", "))
 	return nil
 }
 
