@@ -350,6 +350,13 @@ type Bencher struct {
 	budget time.Duration
 	seed   int64
 	log    io.Writer
+	// now is the session's clock (time.Now): what the budget, the
+	// replicates' pace and the extension's time are read from. The
+	// simulations (sim_test.go) run it on simulated time.
+	now func() time.Time
+	// meter opens and measures the pairs (nil = the Docker Engine and
+	// the generators, pairEnv); the simulations put a noise model here.
+	meter pairMeter
 }
 
 // New checks o and returns its Bencher.
@@ -357,7 +364,7 @@ func New(o Options) (*Bencher, error) {
 	if o.Run == nil || o.Engine == nil {
 		return nil, errors.New("bench: Run and Engine are required")
 	}
-	b := &Bencher{gen: o.Generator, cpu: o.CPU, log: o.Log}
+	b := &Bencher{gen: o.Generator, cpu: o.CPU, log: o.Log, now: time.Now}
 	if b.log == nil {
 		b.log = io.Discard
 	}
@@ -414,6 +421,9 @@ type session struct {
 	repTimed   int             // how many
 }
 
+// since is the time on the session's clock since t.
+func (s *session) since(t time.Time) time.Duration { return s.now().Sub(t) }
+
 // logf writes one line of the measurement log and keeps it as the latest.
 func (s *session) logf(format string, a ...any) {
 	line := fmt.Sprintf(format, a...)
@@ -458,7 +468,7 @@ func (s *session) done(u unit) int {
 
 // Bench implements Interface. It returns the summary even on error.
 func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
-	s := &session{Bencher: b, start: time.Now(), failures: map[Cell]int{}, dropped: map[Cell]bool{}}
+	s := &session{Bencher: b, start: b.now(), failures: map[Cell]int{}, dropped: map[Cell]bool{}}
 	s.watch = &watchedEngine{Engine: b.o.Engine}
 	if err := s.design(images); err != nil {
 		return s.sum, err
@@ -479,7 +489,7 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	defer os.RemoveAll(sockRoot)
 	s.sockRoot = sockRoot
 	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
-		cpuModel: s.cpuModel, log: s.logf}
+		cpuModel: s.cpuModel, log: s.logf, meter: b.meter}
 	s.env.o.Engine = s.watch // every server of the session is started through the watch
 	if len(s.slots) > 0 {
 		sess, ok := b.gen.(Sessions)
@@ -661,7 +671,7 @@ func (s *session) measure(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if s.budget > 0 && time.Since(s.start) >= s.budget {
+		if s.budget > 0 && s.since(s.start) >= s.budget {
 			s.sum.BudgetSpent = true
 			fmt.Fprintf(s.log, "time budget %s spent: stopping after %d of %d measurements; the design is incomplete\n", s.budget, n, len(s.units))
 			return nil
@@ -749,12 +759,12 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 	}
 	if rep.Failed == "" {
 		before := len(rep.Windows)
-		t0 := time.Now()
+		t0 := s.now()
 		if err := s.env.runReplicate(ctx, rep); err != nil {
 			return err
 		}
 		if len(rep.Windows) > before {
-			s.repTime += time.Since(t0)
+			s.repTime += s.since(t0)
 			s.repTimed++
 		}
 		s.sum.DoneWindows += len(rep.Windows) - before
@@ -865,8 +875,8 @@ func (s *session) finish(err error) (Summary, error) {
 			}
 		}
 	}
-	sum.Elapsed = time.Since(s.start)
-	sum.Finished = time.Now().UTC()
+	sum.Elapsed = s.since(s.start)
+	sum.Finished = s.now().UTC()
 	for c := range s.dropped {
 		sum.Dropped = append(sum.Dropped, c)
 	}

@@ -66,8 +66,8 @@ func (s *session) extend(ctx context.Context) error {
 	}
 	ext := &Extension{Target: p.Target}
 	s.sum.Extension = ext
-	start := time.Now()
-	defer func() { ext.Elapsed = time.Since(start) }()
+	start := s.now()
+	defer func() { ext.Elapsed = s.since(start) }()
 	rng := rand.New(rand.NewSource(s.seed ^ 0x657874656e64))
 	th := rank.DefaultThresholds()
 	added := map[rank.PairKey]int{}
@@ -109,7 +109,7 @@ func (s *session) extend(ctx context.Context) error {
 		ext.Pairs = s.extendedPairs(hw, complete, added)
 		plan := planRound(hw, complete, swapped, s.planned, s.primary, p, 0)
 		pace := s.pace()
-		left := p.Extend - time.Since(start)
+		left := p.Extend - s.since(start)
 		if time.Duration(len(pending)+plan.size())*pace > left && len(plan.keys) > 0 {
 			// As many a pair as fit, an even number, at least the two
 			// that keep the sides balanced (a round that does not fit
@@ -124,12 +124,12 @@ func (s *session) extend(ctx context.Context) error {
 			break
 		}
 		est := time.Duration(len(batch)) * pace
-		if time.Since(start)+est > p.Extend {
+		if s.since(start)+est > p.Extend {
 			ext.Stopped = StopTime
-			s.logf("extend: %s (%d replicates at %s each would take %s; %s of %s spent)\n", ext.Stopped, len(batch), pace.Round(100*time.Millisecond), est.Round(time.Second), time.Since(start).Round(time.Second), p.Extend)
+			s.logf("extend: %s (%d replicates at %s each would take %s; %s of %s spent)\n", ext.Stopped, len(batch), pace.Round(100*time.Millisecond), est.Round(time.Second), s.since(start).Round(time.Second), p.Extend)
 			break
 		}
-		if s.budget > 0 && time.Since(s.start)+est > s.budget {
+		if s.budget > 0 && s.since(s.start)+est > s.budget {
 			ext.Stopped = StopBudget
 			s.logf("extend: %s\n", ext.Stopped)
 			break

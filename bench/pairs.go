@@ -134,8 +134,27 @@ func FairAxis(a, b variants.Runtime) bool {
 	return a.Network != "bridge" && b.Network != "bridge"
 }
 
+// pairMeter opens a replicate's pair of servers and measures benchmarks
+// on it. The bench's own (pairEnv) starts the two containers through the
+// Docker Engine and loads them with the generators; the simulations
+// (sim_test.go) put a noise model here instead, so that they run the
+// bench's own design, stand-ins, extension and window judgement, and the
+// rank stage's analysis, not copies of them.
+type pairMeter interface {
+	open(ctx context.Context, rep *rank.Replicate) (pairRun, error)
+}
+
+// pairRun is one open pair. measure runs n windows of bn numbered from
+// first: reasons[i] says why window i is not accepted ("" = accepted; see
+// finishWindow). An error means no windows, and the pair is closed.
+type pairRun interface {
+	measure(ctx context.Context, bn rank.Bench, first, n int) ([]rank.Window, []string, error)
+	close()
+}
+
 // pairEnv is what running replicates needs.
 type pairEnv struct {
+	meter    pairMeter // nil = the env itself (the Docker Engine and the generators)
 	o        Options
 	gen      Generator
 	sessions Sessions                    // the generators that stay up for a replicate
@@ -218,7 +237,11 @@ func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 		}
 	}
 	e.clock.reset()
-	var p *livePair
+	meter := e.meter
+	if meter == nil {
+		meter = e
+	}
+	var p pairRun
 	defer func() {
 		if p != nil {
 			p.close()
@@ -231,7 +254,7 @@ func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 	for len(work) > 0 {
 		if p == nil {
 			var err error
-			p, err = e.startLive(ctx, rep)
+			p, err = meter.open(ctx, rep)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -254,7 +277,7 @@ func (e *pairEnv) runReplicate(ctx context.Context, rep *rank.Replicate) error {
 		bn := work[0]
 		work = work[1:]
 		n := e.o.Profile.Windows - have[bn]
-		wins, reasons, err := e.measure(ctx, p, bn, e.loadFor(bn), have[bn], n)
+		wins, reasons, err := p.measure(ctx, bn, have[bn], n)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -379,6 +402,20 @@ type livePair struct {
 	cleanup   func()
 	gens      map[results.Load][2]Session // by load: [image's, base's]
 	warm      bool                        // a benchmark has run on these servers (Profile.WarmupNext)
+}
+
+// open starts rep's pair (pairMeter).
+func (e *pairEnv) open(ctx context.Context, rep *rank.Replicate) (pairRun, error) {
+	p, err := e.startLive(ctx, rep)
+	if err != nil {
+		return nil, err // not a nil *livePair in an interface
+	}
+	return p, nil
+}
+
+// measure runs n windows of bn at its calibrated load (pairRun).
+func (p *livePair) measure(ctx context.Context, bn rank.Bench, first, n int) ([]rank.Window, []string, error) {
+	return p.e.measure(ctx, p, bn, p.e.loadFor(bn), first, n)
 }
 
 func (e *pairEnv) startLive(ctx context.Context, rep *rank.Replicate) (*livePair, error) {
@@ -671,10 +708,7 @@ func (e *pairEnv) measure(ctx context.Context, p *livePair, bn rank.Bench, l res
 			return st
 		}
 		w.Image, w.Base = mk(0), mk(1)
-		reasons[k] = judge(w, minSat)
-		if reasons[k] == "" {
-			w.LogRatio = math.Log(w.Base.NsPerOp() / w.Image.NsPerOp())
-		}
+		reasons[k] = finishWindow(&w, minSat)
 		wins[k] = w
 	}
 	return wins, reasons, nil
@@ -726,6 +760,18 @@ const (
 	maxBusyBefore = 0.10
 	settleFor     = 3 * time.Second
 )
+
+// finishWindow judges a measured window (judge) and, when it is
+// accepted, sets its observation: the log of the base's CPU ns per
+// operation over the image's. It returns why the window is not accepted
+// ("" = accepted).
+func finishWindow(w *rank.Window, minSat float64) string {
+	why := judge(*w, minSat)
+	if why == "" {
+		w.LogRatio = math.Log(w.Base.NsPerOp() / w.Image.NsPerOp())
+	}
+	return why
+}
 
 // judge says why a measured window is not accepted ("" = accepted): a
 // side with no requests or with error replies, server CPUs not kept busy

@@ -21,6 +21,7 @@ type anova struct {
 	msb, msw float64
 	dfb, dfw int
 	sigmaL2  float64         // between-draw variance, truncated at 0
+	n, n0, c float64         // replicates; the effective replicates a draw; sum(n_i^2)/n^2
 	ids      []int           // the draws, in order
 	means    map[int]float64 // each draw's mean (slot effect removed)
 	counts   map[int]int
@@ -88,11 +89,12 @@ func layoutANOVA(v []float64, swapped []bool, draws []int, m, side float64, bal 
 	}
 	a.msw = ssw / float64(a.dfw)
 	n0 := (n - sumN2/n) / float64(a.dfb)
+	c := sumN2 / (n * n)
+	a.n, a.n0, a.c = n, n0, c
 	if !(a.msb > a.msw) || n0 <= 0 {
 		return a
 	}
 	a.sigmaL2 = (a.msb - a.msw) / n0
-	c := sumN2 / (n * n)
 	cb, cw := c/n0, 1/n-c/n0
 	se2 := cb*a.msb + cw*a.msw
 	if !(se2 > 0) {
@@ -162,4 +164,102 @@ func layoutSpread(g pairGroup, benches []Bench, conf float64) (LayoutSpread, boo
 	ls.Fastest, ls.Slowest = hi, lo
 	ls.Range = est(a.means[hi]-a.means[lo], a.msw*(1/float64(a.counts[hi])+1/float64(a.counts[lo])), a.counts[hi]+a.counts[lo])
 	return ls, true
+}
+
+// LayoutPool is the one layout variance of a runtime's build specs (results.LayoutPool).
+type LayoutPool = results.LayoutPool
+
+// poolSpec is one build spec's score in the pool: its result in the
+// analysis and the one-way analysis of its replicates by draw.
+type poolSpec struct {
+	ix        int // index of its score in pairAnalysis.results
+	a         anova
+	crossSE   float64 // the crossover SE and df, where no layout variance is measured
+	crossDF   float64
+	image, rt string
+	bench     string // "" for the score; a benchmark's results pool with that benchmark's
+}
+
+// poolLayouts gives the scores of a runtime's build specs one layout
+// variance (and each benchmark's results theirs, recorded in the results
+// only): sigma_L^2 estimated from all their draws together (method
+// of moments over the specs' mean squares, sum of dfb (MSB - MSW) over
+// sum of dfb n0), as one run effect serves every image. Each spec's
+// variance of the mean is then c sigma_L^2 + MSW/n with Satterthwaite's
+// df over every mean square it is made of. One spec with 4 draws has 3
+// df for its layout variance, and a t quantile on 3 df makes its interval
+// twice as wide as the same precision on 12 df; four specs' draws
+// together have 12. It assumes layout moves the specs alike; the report's
+// per-spec F tests and layout sd say where that is in doubt. Where the
+// pooled sigma_L^2 is not above 0, no layout variance is measurable and
+// each spec keeps its crossover SE.
+func poolLayouts(pa *pairAnalysis, specs []poolSpec, conf float64) {
+	type poolKey struct{ rt, bench string }
+	byRT := map[poolKey][]poolSpec{}
+	var keys []poolKey
+	for _, sp := range specs {
+		if sp.a.draws < 2 || math.IsNaN(sp.a.msw) || sp.a.dfw < 1 || sp.a.n0 <= 0 {
+			continue
+		}
+		k := poolKey{sp.rt, sp.bench}
+		if _, ok := byRT[k]; !ok {
+			keys = append(keys, k)
+		}
+		byRT[k] = append(byRT[k], sp)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].rt != keys[j].rt {
+			return keys[i].rt < keys[j].rt
+		}
+		return keys[i].bench < keys[j].bench
+	})
+	for _, key := range keys {
+		ss, rt := byRT[key], key.rt
+		num, den, dfb := 0.0, 0.0, 0
+		pool := LayoutPool{Runtime: rt, SigmaLayout: 0}
+		for _, sp := range ss {
+			num += float64(sp.a.dfb) * (sp.a.msb - sp.a.msw)
+			den += float64(sp.a.dfb) * sp.a.n0
+			dfb += sp.a.dfb
+			pool.Specs = append(pool.Specs, sp.image)
+		}
+		pool.DFBetween = dfb
+		s2 := num / den
+		for _, sp := range ss {
+			r := &pa.results[sp.ix]
+			e := &r.Estimate
+			if !(s2 > 0) {
+				e.SE, e.DF = Num(sp.crossSE), Num(sp.crossDF)
+				setInterval(e, conf)
+				continue
+			}
+			// V = sum_j cb_j MSB_j + sum_j cw_j MSW_j + MSW_i / n_i
+			v, q := 0.0, 0.0
+			for _, o := range ss {
+				k := sp.a.c * float64(o.a.dfb) / den
+				cw := -k
+				if o.ix == sp.ix {
+					cw += 1 / sp.a.n
+				}
+				v += k*o.a.msb + cw*o.a.msw
+				q += (k*o.a.msb)*(k*o.a.msb)/float64(o.a.dfb) + (cw*o.a.msw)*(cw*o.a.msw)/float64(o.a.dfw)
+			}
+			if !(v > 0) || !(q > 0) {
+				continue
+			}
+			e.SE, e.DF, e.LayoutVar = Num(math.Sqrt(v)), Num(v*v/q), Num(sp.a.c*s2)
+			setInterval(e, conf)
+		}
+		for _, sp := range ss {
+			if r := &pa.results[sp.ix]; r.Test != "" {
+				r.Verdict = intervalVerdict(r.Estimate) // a benchmark's verdict is its interval's
+			}
+		}
+		if s2 > 0 {
+			pool.SigmaLayout = Num(math.Sqrt(s2))
+		}
+		if key.bench == "" {
+			pa.layoutPools = append(pa.layoutPools, pool)
+		}
+	}
 }

@@ -76,3 +76,86 @@ func TestFTail(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutPool: the scores of several build specs share one layout
+// variance. One spec alone gets its own nested interval back (df 3); four
+// specs with the same layout spread get about four times the df for it,
+// and each one's SE is c·σ²_L + MSW/n from the pooled σ²_L, checked here
+// against the mean squares by hand; a pool with no measurable layout
+// variance leaves every spec its crossover interval.
+func TestLayoutPool(t *testing.T) {
+	th := withDefaults(DefaultThresholds())
+	effects := [][]float64{{0.01, -0.01, 0.005, -0.005}, {-0.008, 0.012, 0, -0.004}, {0.006, -0.006, -0.01, 0.01}, {0.002, 0.009, -0.011, 0}}
+	var reps []Replicate
+	for i, ef := range effects {
+		for _, r := range drawReps(0.02*float64(i), ef, 0.003, int64(10+i)) {
+			r.Image = string(rune('a' + i))
+			reps = append(reps, r)
+		}
+	}
+	one := analysePairs(reps[:12], th)
+	s := one.results[len(one.results)-1]
+	if len(one.layoutPools) != 1 || float64(s.DF) > 3.5 || s.Draws != 4 {
+		t.Fatalf("one spec: df %.1f, pools %+v", float64(s.DF), one.layoutPools)
+	}
+	pa := analysePairs(reps, th)
+	if len(pa.layoutPools) != 1 || pa.layoutPools[0].DFBetween != 12 || len(pa.layoutPools[0].Specs) != 4 || !(pa.layoutPools[0].SigmaLayout > 0.004) {
+		t.Fatalf("pool %+v", pa.layoutPools)
+	}
+	// by hand, from each spec's one-way analysis
+	var as []anova
+	for _, g := range groupReplicates(reps) {
+		v, sw, _, _, dr := pairValues(g, g.benches(), -1)
+		m, _, _, side, bal := estimate(v, sw)
+		as = append(as, layoutANOVA(v, sw, dr, m, side, bal))
+	}
+	num, den := 0.0, 0.0
+	for _, a := range as {
+		num += float64(a.dfb) * (a.msb - a.msw)
+		den += float64(a.dfb) * a.n0
+	}
+	s2 := num / den
+	if math.Abs(math.Sqrt(s2)-float64(pa.layoutPools[0].SigmaLayout)) > 1e-12 {
+		t.Errorf("pooled sigma %.6f, by hand %.6f", float64(pa.layoutPools[0].SigmaLayout), math.Sqrt(s2))
+	}
+	n := 0
+	for _, r := range pa.results {
+		if r.Family != FamilyPrimary || r.Test != "" {
+			continue
+		}
+		a := as[n]
+		n++
+		want := math.Sqrt(a.c*s2 + a.msw/a.n)
+		if math.Abs(float64(r.SE)-want) > 1e-9 || !(float64(r.DF) > 6) {
+			t.Errorf("%s: SE %.6f df %.1f, want SE %.6f on more than 6 df", r.Image, float64(r.SE), float64(r.DF), want)
+		}
+	}
+	if n != 4 {
+		t.Fatalf("%d scores", n)
+	}
+	// no layout variance anywhere: the crossover intervals stand
+	var flat []Replicate
+	for i := range 3 {
+		for _, r := range drawReps(0.01*float64(i), []float64{0, 0, 0, 0}, 0.003, int64(20+i)) {
+			r.Image = string(rune('a' + i))
+			flat = append(flat, r)
+		}
+	}
+	pf := analysePairs(flat, th)
+	if len(pf.layoutPools) != 1 || pf.layoutPools[0].SigmaLayout != 0 {
+		t.Fatalf("flat pool %+v: these seeds measure no layout variance", pf.layoutPools)
+	}
+	for i, g := range groupReplicates(flat) {
+		v, sw, _, _, _ := pairValues(g, g.benches(), -1)
+		_, se, df, _, _ := estimate(v, sw)
+		var r PairResult
+		for _, x := range pf.results {
+			if x.Image == g.key.Image && x.Test == "" {
+				r = x
+			}
+		}
+		if float64(r.SE) != se || float64(r.DF) != df {
+			t.Errorf("spec %d: SE %.6f df %.1f, want the crossover %.6f df %.1f", i, float64(r.SE), float64(r.DF), se, df)
+		}
+	}
+}

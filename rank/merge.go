@@ -22,7 +22,8 @@ type RunScores struct {
 // runEstimate is one image's primary estimate in one run.
 type runEstimate struct {
 	run     int
-	y, v    float64 // log ratio and its within-run variance (SE²)
+	y, v    float64 // log ratio and its within-run variance (SE² less the layout part)
+	layout  float64 // the layout draws' part of SE² (Estimate.LayoutVar)
 	df      float64
 	benches int
 }
@@ -61,7 +62,11 @@ func collect(runs []RunScores, rt string) (byImage map[string][]runEstimate, pri
 			if pr.LogMean.IsNaN() || !(se > 0) || !(pr.DF > 0) {
 				continue
 			}
-			byImage[im] = append(byImage[im], runEstimate{run: i, y: float64(pr.LogMean), v: se * se, df: float64(pr.DF), benches: pr.Benchmarks})
+			lay := 0.0
+			if l := float64(pr.LayoutVar); l > 0 && l < se*se {
+				lay = l
+			}
+			byImage[im] = append(byImage[im], runEstimate{run: i, y: float64(pr.LogMean), v: se*se - lay, layout: lay, df: float64(pr.DF), benches: pr.Benchmarks})
 		}
 	}
 	return byImage, prim, nil
@@ -154,8 +159,11 @@ type MergedImage struct {
 // effect); the standings come from the ranking family (family.go) over
 // the merged estimates, so merged verdicts and ranks are one family too.
 // The intervals cover the runs' conditions as well as each run's servers:
-// a claim about these binaries on this machine kind, still not about
-// another build of the same flags.
+// a claim about these binaries on this machine kind, and, where the runs'
+// scores took the layout draws' error (Estimate.LayoutVar), about their
+// build specs: that error is kept whole, not divided among the runs,
+// since runs of the same draws share it (runs that built other draws
+// would shrink it; taking it whole is the cautious side).
 func Merge(runs []RunScores, rt string, th Thresholds) (Merged, error) {
 	th = withDefaults(th)
 	if len(runs) < 2 {
@@ -195,7 +203,8 @@ func Merge(runs []RunScores, rt string, th Thresholds) (Merged, error) {
 		for i := range mi.PerRun {
 			mi.PerRun[i] = nan
 		}
-		var sw, swy, sdf float64
+		var sw, swy, sdf, lay float64
+		mindf := math.Inf(1)
 		nb := 0
 		for _, e := range es {
 			mi.PerRun[e.run] = Num(math.Exp(e.y))
@@ -203,14 +212,25 @@ func Merge(runs []RunScores, rt string, th Thresholds) (Merged, error) {
 			sw += w
 			swy += w * e.y
 			sdf += e.df
+			mindf = math.Min(mindf, e.df)
 			nb = max(nb, e.benches)
+			lay += e.layout / float64(len(es))
 		}
-		mu, se := swy/sw, math.Sqrt(1/sw)
+		mu, v := swy/sw, 1/sw
 		df := sdf
 		if tau2 > 0 && re != nil {
 			df = float64(re.DF)
 		}
-		est := Estimate{LogMean: Num(mu), SE: Num(se), DF: Num(df), Replicates: len(es), Ratio: Num(math.Exp(mu)),
+		// The layout draws' error is the same in every run of the same
+		// draws (the same binaries): merging runs does not shrink it, so
+		// it is added whole, on the runs' fewest df (Satterthwaite). The
+		// merged interval then covers the build spec, as each run's did.
+		if lay > 0 {
+			df = (v + lay) * (v + lay) / (v*v/df + lay*lay/mindf)
+			v += lay
+		}
+		se := math.Sqrt(v)
+		est := Estimate{LogMean: Num(mu), SE: Num(se), DF: Num(df), Replicates: len(es), Ratio: Num(math.Exp(mu)), LayoutVar: Num(lay),
 			Lo: nan, Hi: nan, P: nan, SignRankP: nan, SideEffect: nan, WindowSD: nan}
 		setInterval(&est, th.Confidence)
 		mi.Estimate = est

@@ -162,3 +162,27 @@ func TestRankerMeasuresTheRunEffect(t *testing.T) {
 		t.Errorf("only a Xeon run earlier: run effect %+v (%v), want none", rk.RunEffect, err)
 	}
 }
+
+// TestMergeKeepsTheLayoutError: two runs of the same layout draws share
+// the draws' error, so the merged SE keeps it whole: with half of each
+// run's SE² the layout part, two identical runs merge to 3/4 of one run's
+// SE², not 1/2, and Q (on the within-run part) finds no run effect.
+func TestMergeKeepsTheLayoutError(t *testing.T) {
+	mk := func(name string) RunScores {
+		e := Estimate{LogMean: 0.05, SE: 0.004, DF: 10, Replicates: 12, LayoutVar: 0.004 * 0.004 / 2}
+		setInterval(&e, 0.95)
+		return RunScores{Name: name, Ranking: Ranking{Pairs: []PairResult{{PairKey: PairKey{Image: "a", Runtime: "host", Base: "ref", BaseRuntime: "host"},
+			Kind: KindImage, Family: FamilyPrimary, Benchmarks: 3, Estimate: e}}}}
+	}
+	m, err := Merge([]RunScores{mk("r1"), mk("r2")}, "host", DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Images) != 1 {
+		t.Fatalf("merged %+v", m)
+	}
+	got, want := float64(m.Images[0].Estimate.SE*m.Images[0].Estimate.SE), 0.75*0.004*0.004
+	if math.Abs(got-want) > 1e-12 || m.RunEffect == nil || m.RunEffect.Tau != 0 {
+		t.Errorf("merged SE² %.3g, want %.3g (the layout half whole, the rest halved); tau %v", got, want, m.RunEffect)
+	}
+}

@@ -219,14 +219,15 @@ func (g pairGroup) saturation(b *Bench) (sat, steal float64) {
 
 // pairAnalysis is the analysis of every replicate of a run.
 type pairAnalysis struct {
-	results    []PairResult
-	controls   []Control
-	resolution Resolution
-	halfWidth  map[PairKey]float64 // each primary pair's simultaneous half-width over the family
-	family     *family             // the ranking family (family.go)
-	warnings   []Warning
-	runtimes   []string       // runtimes with image pairs, sorted
-	layouts    []LayoutSpread // primary pairs whose replicates ran on several layout draws
+	results     []PairResult
+	controls    []Control
+	resolution  Resolution
+	halfWidth   map[PairKey]float64 // each primary pair's simultaneous half-width over the family
+	family      *family             // the ranking family (family.go)
+	warnings    []Warning
+	runtimes    []string       // runtimes with image pairs, sorted
+	layouts     []LayoutSpread // primary pairs whose replicates ran on several layout draws
+	layoutPools []LayoutPool   // the layout variance each runtime's specs share (poolLayouts)
 }
 
 func groupReplicates(reps []Replicate) []pairGroup {
@@ -292,6 +293,7 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 	groups := groupReplicates(reps)
 	rts := map[string]bool{}
 	var primIdx []int
+	var specs []poolSpec
 	for _, g := range groups {
 		kind := g.key.Kind()
 		benches := g.benches()
@@ -309,6 +311,11 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 			r := PairResult{PairKey: g.key, Kind: kind, Test: b.Test, Pipeline: b.Pipeline, Family: fam, Benchmarks: 1,
 				Estimate: makeEstimate(v, sw, dr, ws, wsd, th.Confidence), PAdj: nan, SplitZ: nan, Saturation: sat, Steal: steal}
 			r.Verdict = intervalVerdict(r.Estimate)
+			if kind == KindImage {
+				m, se, df, side, bal := estimate(v, sw)
+				specs = append(specs, poolSpec{ix: len(pa.results), a: layoutANOVA(v, sw, dr, m, side, bal), crossSE: se, crossDF: df,
+					image: g.key.Image, rt: g.key.Runtime, bench: b.String()})
+			}
 			pa.results = append(pa.results, r)
 		}
 		v, sw, ws, wsd, dr := pairValues(g, benches, -1)
@@ -339,12 +346,16 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 			if ls, ok := layoutSpread(g, benches, th.Confidence); ok {
 				pa.layouts = append(pa.layouts, ls)
 			}
+			m, se, df, side, bal := estimate(v, sw)
+			specs = append(specs, poolSpec{ix: len(pa.results), a: layoutANOVA(v, sw, dr, m, side, bal), crossSE: se, crossDF: df,
+				image: g.key.Image, rt: g.key.Runtime})
 		}
 		if !r.Balanced && r.Replicates >= 2 {
 			pa.warnings = append(pa.warnings, Warning{Kind: WarnUnbalanced, Subject: g.key.String(), Message: fmt.Sprintf("sides not balanced (%d replicates): the slot bias is not removed from this estimate", r.Replicates)})
 		}
 		pa.results = append(pa.results, r)
 	}
+	poolLayouts(&pa, specs, th.Confidence)
 	// The family (family.go): every pair of a runtime's ranked entries,
 	// Holm-corrected together. An entry's verdict against the primary
 	// reference is its pair with the primary reference in that family,
