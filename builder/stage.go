@@ -35,12 +35,32 @@ var (
 // Limit), and returns the results of those that ran, in vs's order. A
 // failed entry does not stop the others. The error is a *FailedError when
 // some failed, or the context's error when interrupted.
+//
+// A layout draw (DrawOf set) starts once its spec's build has ended: the
+// draws share the spec's compile through BuildKit's cache, and a draw
+// started beside the spec compiles everything again (a clang full-LTO
+// draw took 4m52s that way, against about 20 s from the cache).
 func All(ctx context.Context, b Interface, vs []variants.Variant) ([]Result, error) {
 	out := make([]Result, len(vs))
 	done := make([]bool, len(vs))
+	specDone := map[string]chan struct{}{}
+	for _, v := range vs {
+		if v.DrawOf == "" {
+			specDone[v.Name] = make(chan struct{})
+		}
+	}
 	var g errgroup.Group
 	for i, v := range vs {
 		g.Go(func() error {
+			if ch, ok := specDone[v.Name]; ok {
+				defer close(ch)
+			}
+			if ch, ok := specDone[v.DrawOf]; ok && v.DrawOf != "" {
+				select {
+				case <-ch:
+				case <-ctx.Done():
+				}
+			}
 			if ctx.Err() != nil {
 				return nil
 			}

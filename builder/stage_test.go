@@ -158,3 +158,31 @@ func TestAllStopsStartingWhenInterrupted(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestAllBuildsDrawsAfterTheirSpec: with room for every build at once, a
+// layout draw still starts only after its spec's build has ended (so it
+// compiles nothing again), and draws of one spec then run together.
+func TestAllBuildsDrawsAfterTheirSpec(t *testing.T) {
+	f := &fake{hold: 30 * time.Millisecond}
+	vs := entries("a", "b")
+	for _, spec := range []string{"a", "b"} {
+		for k := 2; k <= 3; k++ {
+			vs = append(vs, variants.Variant{Name: variants.DrawName(spec, k), DrawOf: spec, Layout: k, ID: "0123456789ab", Kind: variants.KindVariant})
+		}
+	}
+	if _, err := All(context.Background(), Limit(f, 8), vs); err != nil {
+		t.Fatal(err)
+	}
+	pos := map[string]int{}
+	for i, n := range f.built {
+		pos[n] = i
+	}
+	for _, v := range vs[2:] {
+		if pos[v.Name] < pos[v.DrawOf] {
+			t.Errorf("draw %s finished before its spec %s: %v", v.Name, v.DrawOf, f.built)
+		}
+	}
+	if m := f.most.Load(); m < 3 {
+		t.Errorf("at most %d builds at once: the draws should run beside each other", m)
+	}
+}
