@@ -120,7 +120,21 @@ func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
 		fmt.Fprintf(out, "\nrun effect: Q = %.2f on %d df over %d images (χ² 95%% band without one [%.2f, %.2f], p = %.2g); τ = %.2f%% against a median within-run SE of %.2f%%: one run's intervals are %.2f× too narrow for a claim beyond that run\n",
 			float64(re.Q), re.DF, re.Images, float64(re.QLo), float64(re.QHi), float64(re.P), 100*float64(re.Tau), 100*float64(re.MedianSE), float64(re.Allowance))
 	}
-	fmt.Fprintln(out, "The merged intervals cover these runs' conditions and each run's servers: a claim about these binaries on this machine kind, not about another build of the same flags.")
+	var specs, single []string
+	for _, im := range m.Images {
+		if im.Estimate.LayoutVar > 0 {
+			specs = append(specs, "`"+im.Image+"`")
+		} else {
+			single = append(single, "`"+im.Image+"`")
+		}
+	}
+	switch {
+	case len(specs) == 0:
+		fmt.Fprintln(out, "The merged intervals cover these runs' conditions and each run's servers: a claim about these binaries on this machine kind, not about another build of the same flags.")
+	default:
+		fmt.Fprintf(out, "The merged intervals cover these runs' conditions and each run's servers; those of %s keep each run's layout error whole (the runs ran the same draws, so merging does not average layout out): a claim about those build specs on this machine kind. Those of %s cover one binary each.\n",
+			strings.Join(specs, ", "), strings.Join(single, ", "))
+	}
 	return nil
 }
 

@@ -88,7 +88,7 @@ func Headline(r rank.Ranking) string {
 		if !r.SplitHalfMaxZ.IsNaN() {
 			line += fmt.Sprintf("; its odd and even halves (windows, or replicates of one window per test) agree within |z| ≤ %.2f", float64(r.SplitHalfMaxZ))
 		}
-		b.WriteString(line + ". These intervals are within this run and for one binary per image: another run, or another build of the same flags, can land outside them. " + runEffectSentence(r.RunEffect) + "\n")
+		b.WriteString(line + ". " + coverSentence(r) + " " + runEffectSentence(r.RunEffect) + "\n")
 	}
 	return b.String()
 }
@@ -290,4 +290,45 @@ func pathsSection(r rank.Ranking) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// coverage lists the run's primary entries whose intervals cover a build
+// spec over its layout draws (tuned entries built as several draws, the
+// most draws any has) and those that cover one binary (references,
+// entries of one draw).
+func coverage(r rank.Ranking) (specs, single []string, draws int) {
+	for _, p := range r.Pairs {
+		if p.Family != rank.FamilyPrimary || p.Test != "" {
+			continue
+		}
+		if p.Draws > 1 {
+			specs = append(specs, "`"+p.Image+"`")
+			draws = max(draws, p.Draws)
+		} else {
+			single = append(single, "`"+p.Image+"`")
+		}
+	}
+	return specs, single, draws
+}
+
+// coverClaim says what the primary intervals cover, within the run.
+func coverClaim(r rank.Ranking) string {
+	specs, single, draws := coverage(r)
+	switch {
+	case len(specs) == 0:
+		return "for one binary per image"
+	case len(single) == 0:
+		return fmt.Sprintf("for each build spec over its layout draws (up to %d each: the same objects linked in other orders)", draws)
+	}
+	return fmt.Sprintf("for the build specs of %s over their layout draws (up to %d each: the same objects linked in other orders) and for one binary of %s",
+		strings.Join(specs, ", "), draws, strings.Join(single, ", "))
+}
+
+// coverSentence is the headline's sentence on what the intervals cover.
+func coverSentence(r rank.Ranking) string {
+	specs, _, _ := coverage(r)
+	if len(specs) == 0 {
+		return "These intervals are within this run and for one binary per image: another run, or another build of the same flags, can land outside them."
+	}
+	return "These intervals are within this run and " + coverClaim(r) + ": another run can land outside them."
 }
