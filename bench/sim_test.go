@@ -379,6 +379,21 @@ func simCampaign(t testing.TB, root string, prof variants.Profile, es []simEntry
 	return rk, sum
 }
 
+// simSetup is what every simulation starts from: the quick profile, the
+// campaign's entries (and by name) and the folder for its run folders.
+func simSetup(t *testing.T) (variants.Profile, []simEntry, map[string]simEntry, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("whole simulated campaigns: make test runs them")
+	}
+	es := simEntries()
+	entries := map[string]simEntry{}
+	for _, e := range es {
+		entries[e.name] = e
+	}
+	return simProfile(t), es, entries, simRoot(t)
+}
+
 // simTally counts what the bars are about over many campaigns.
 type simTally struct {
 	campaigns int
@@ -564,16 +579,7 @@ func simTruths(es []simEntry, nz simNoise, ru simRun) (truth, spec map[string]fl
 // SIM_CAMPAIGNS=1000 go test -run TestSimulatedCampaigns -v ./bench
 // prints the table the README gives.
 func TestSimulatedCampaigns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("whole simulated campaigns: make test runs them")
-	}
-	prof := simProfile(t)
-	es := simEntries()
-	entries := map[string]simEntry{}
-	for _, e := range es {
-		entries[e.name] = e
-	}
-	root := simRoot(t)
+	prof, es, entries, root := simSetup(t)
 	n := simCampaigns(t, 150)
 	models := simModels()
 	rows := make([]string, len(models))
@@ -668,16 +674,7 @@ func b2f(b bool) float64 {
 // binaries (the spec and its draws' own layouts) is reported. Identical
 // specs must tie in 95% of merged series, with a run effect too.
 func TestSimulatedRunSeries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("whole simulated campaigns: make test runs them")
-	}
-	prof := simProfile(t)
-	es := simEntries()
-	entries := map[string]simEntry{}
-	for _, e := range es {
-		entries[e.name] = e
-	}
-	root := simRoot(t)
+	prof, es, entries, root := simSetup(t)
 	n := simCampaigns(t, 150) / 3
 	m := measuredSim()
 	models := []simNoise{m, func() simNoise {
