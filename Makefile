@@ -20,8 +20,13 @@ run: setup build
 	$(BIN) run -f variants.yaml $(RUN_FLAGS)
 
 ## test: every test, on the real daemons (does its own set-up)
+# The simulated campaigns (bench/sim_test.go) run without the race
+# detector: thousands of whole campaigns through the Bencher, 10x slower
+# under it, and the Bencher's concurrency is raced by the real-bench tests.
+SIM_TESTS := TestSimulated
 test: setup lint
-	go test -race -count=1 -p 1 -timeout 40m $(GO_PKGS)
+	go test -race -count=1 -p 1 -timeout 40m -skip '$(SIM_TESTS)' $(GO_PKGS)
+	go test -count=1 -timeout 20m -run '$(SIM_TESTS)' ./bench
 
 ## unit: tests that need no daemon
 unit:

@@ -488,6 +488,12 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	}
 	defer os.RemoveAll(sockRoot)
 	s.sockRoot = sockRoot
+	eng, closeNative, err := withNative(b.o.Engine, sockRoot, s.runsNative())
+	if err != nil {
+		return s.sum, fmt.Errorf("bench: %w", err)
+	}
+	defer closeNative()
+	s.watch.Engine = eng
 	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
 		cpuModel: s.cpuModel, log: s.logf, meter: b.meter}
 	s.env.o.Engine = s.watch // every server of the session is started through the watch

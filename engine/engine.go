@@ -262,6 +262,22 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// ServerArgs is the redis-server command line every server of the bench
+// runs, in a container or not: no persistence, no protected mode, port
+// (0 = no TCP), bound to loopback when bind is set, a unix socket at
+// socket when it is not "", then extra.
+func ServerArgs(port int, bind bool, socket string, extra []string) []string {
+	cmd := []string{"redis-server", "--save", "", "--appendonly", "no", "--protected-mode", "no",
+		"--port", strconv.Itoa(port)}
+	if bind {
+		cmd = append(cmd, "--bind", "127.0.0.1")
+	}
+	if socket != "" {
+		cmd = append(cmd, "--unixsocket", socket, "--unixsocketperm", "777")
+	}
+	return append(cmd, extra...)
+}
+
 // serverCommand returns the container command for s and the port redis
 // listens on inside the container (0 for none).
 func serverCommand(s ServerSpec) (cmd []string, port int, err error) {
@@ -285,15 +301,11 @@ func serverCommand(s ServerSpec) (cmd []string, port int, err error) {
 	if len(s.Cmd) > 0 {
 		return append([]string(nil), s.Cmd...), port, nil
 	}
-	cmd = []string{"redis-server", "--save", "", "--appendonly", "no", "--protected-mode", "no",
-		"--port", strconv.Itoa(port)}
-	if s.Network == "host" {
-		cmd = append(cmd, "--bind", "127.0.0.1")
-	}
+	sock := ""
 	if s.SocketDir != "" {
-		cmd = append(cmd, "--unixsocket", SocketMount+"/redis.sock", "--unixsocketperm", "777")
+		sock = SocketMount + "/redis.sock"
 	}
-	return append(cmd, s.Args...), port, nil
+	return ServerArgs(port, s.Network == "host", sock, s.Args), port, nil
 }
 
 // hostConfig builds the container's host configuration for s.
@@ -683,6 +695,60 @@ func (c *Client) Wait(ctx context.Context, containerID string) (int, error) {
 	case err := <-w.Error:
 		return -1, fmt.Errorf("waiting for container %.12s: %w", containerID, err)
 	}
+}
+
+// ImageRuntime is what an image's configuration says its processes run
+// with: the environment (PATH, LD_PRELOAD, ...) and the working folder.
+type ImageRuntime struct {
+	Env        []string
+	WorkingDir string
+}
+
+// ImageRuntime reads image's environment and working folder.
+func (c *Client) ImageRuntime(ctx context.Context, image string) (ImageRuntime, error) {
+	ins, err := c.api.ImageInspect(ctx, image)
+	if err != nil {
+		return ImageRuntime{}, fmt.Errorf("inspecting image %s: %w", image, err)
+	}
+	var rt ImageRuntime
+	if ins.Config != nil {
+		rt.Env, rt.WorkingDir = ins.Config.Env, ins.Config.WorkingDir
+	}
+	return rt, nil
+}
+
+// ExportImage returns image's flattened filesystem as a tar stream: a
+// container is created (never started), exported and removed when the
+// stream is closed.
+func (c *Client) ExportImage(ctx context.Context, image string) (io.ReadCloser, error) {
+	what := "exporting the filesystem of image " + image
+	created, err := c.api.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config: &container.Config{
+			Image:      image,
+			Entrypoint: []string{"/nonexistent"}, // never started
+			Labels:     map[string]string{ManagedLabel: "true"},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating container: %w", what, err)
+	}
+	res, err := c.api.ContainerExport(ctx, created.ID, client.ContainerExportOptions{})
+	if err != nil {
+		c.Remove(context.WithoutCancel(ctx), created.ID)
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return &exported{ReadCloser: res, remove: func() { c.Remove(context.WithoutCancel(ctx), created.ID) }}, nil
+}
+
+type exported struct {
+	io.ReadCloser
+	remove func()
+}
+
+func (e *exported) Close() error {
+	err := e.ReadCloser.Close()
+	e.remove()
+	return err
 }
 
 // CopyFileFromImage reads one file out of an image: it creates (without

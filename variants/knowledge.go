@@ -102,6 +102,11 @@ func RedisMajor(redis string) int {
 // build: from 8.0 its bundled deps/fast_float is C++.
 func NeedsCXX(redis string) bool { return RedisMajor(redis) >= 8 }
 
+// NetworkNative is the network of a runtime that runs each image's own
+// redis-server as a plain host process, outside any container (package
+// native): the baseline "what the container costs" is measured against.
+const NetworkNative = "native"
+
 // Compiler families.
 const (
 	FamilyGCC   = "gcc"
@@ -114,7 +119,7 @@ var (
 	opts       = []string{"O0", "O1", "O2", "O3", "Os", "Ofast"}
 	ltos       = []string{"off", "thin", "full"}
 	allocators = []string{AllocJemalloc, AllocJemallocSystem, AllocMimalloc, AllocTcmalloc, AllocLibc}
-	networks   = []string{"host", "bridge", "unix"}
+	networks   = []string{"host", "bridge", "unix", NetworkNative}
 	seccomps   = []string{"default", "unconfined"}
 )
 

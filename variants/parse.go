@@ -901,6 +901,7 @@ func (c *collector) decodeRuntimes(n *yaml.Node) []Runtime {
 		path := index("runtimes", i)
 		rt := Runtime{Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"}
 		good := true
+		var seccompNode, limitNode *yaml.Node
 		for _, p := range c.pairs(e, path, runtimeFields) {
 			fp := join(path, p.key)
 			var s string
@@ -923,7 +924,9 @@ func (c *collector) decodeRuntimes(n *yaml.Node) []Runtime {
 				rt.Network, ok = c.enum(p.v, fp, networks)
 			case "seccomp":
 				rt.Seccomp, ok = c.enum(p.v, fp, seccomps)
+				seccompNode = p.v
 			case "cpu_limit":
+				limitNode = p.v
 				if s, ok = c.str(p.v, fp); ok {
 					v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 					if err != nil || !(v > 0 && v <= 1024) {
@@ -960,6 +963,17 @@ func (c *collector) decodeRuntimes(n *yaml.Node) []Runtime {
 		if rt.Network == "" && good {
 			c.errf(e, path, "runtime needs a network%s", accepted(networks))
 			good = false
+		}
+		// a server without a container has no filter and no cgroup of Docker's
+		if rt.Network == NetworkNative && good {
+			if seccompNode != nil && rt.Seccomp != "default" {
+				c.errf(deref(seccompNode), join(path, "seccomp"), "a native server (network: native) runs without a container: it has no seccomp filter to set")
+				good = false
+			}
+			if limitNode != nil {
+				c.errf(deref(limitNode), join(path, "cpu_limit"), "a native server (network: native) runs without a container: a CPU quota needs a cgroup, pin it with server_cpus instead")
+				good = false
+			}
 		}
 		if good {
 			out = append(out, rt)
