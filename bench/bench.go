@@ -152,6 +152,7 @@ type Options struct {
 	Settle time.Duration
 
 	Generator Generator         // nil = ExecGenerator{}
+	Sidecar   string            // the static generator a pod runtime's sidecars run ("" = redis-loadgen beside the generator's binary)
 	Seed      int64             // shuffle seed (0 = from the clock); recorded in bench.json
 	LockFile  string            // machine lock shared with the builder ("" = none)
 	Labels    map[string]string // put on every container; when set, the start-up sweep is limited to containers carrying them
@@ -488,15 +489,16 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	}
 	defer os.RemoveAll(sockRoot)
 	s.sockRoot = sockRoot
-	eng, closeNative, err := withNative(b.o.Engine, sockRoot, s.runsNative())
+	eng, cpu, closeNative, err := withNative(b.o.Engine, b.cpu, sockRoot, s.runsNative())
 	if err != nil {
 		return s.sum, fmt.Errorf("bench: %w", err)
 	}
 	defer closeNative()
 	s.watch.Engine = eng
-	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: b.cpu,
+	s.env = &pairEnv{o: b.o, gen: b.gen, byName: s.byName, rts: s.rts, benches: s.benches, sockRoot: sockRoot, cpu: cpu,
 		cpuModel: s.cpuModel, log: s.logf, meter: b.meter}
 	s.env.o.Engine = s.watch // every server of the session is started through the watch
+	s.env.pods, _ = b.o.Engine.(sidecars)
 	if len(s.slots) > 0 {
 		sess, ok := b.gen.(Sessions)
 		if !ok {
@@ -594,6 +596,9 @@ func standaloneCells(o Options, images []Image, benches []rank.Bench, primary st
 		for _, rt := range o.Runtimes {
 			if !ranked[rt.Name] && im.Name != primary && primary != "" {
 				continue
+			}
+			if rt.Network == variants.NetworkPod {
+				continue // its generator runs in a sidecar of the pairs' servers only
 			}
 			for _, b := range benches {
 				cells = append(cells, Cell{Image: im.Name, Runtime: rt.Name, Test: b.Test, Pipeline: b.Pipeline})
@@ -918,6 +923,13 @@ func pairDesign(o Options, images []Image, primary string, rng *rand.Rand, log i
 				fmt.Fprintln(log, w)
 				sum.Warnings = append(sum.Warnings, w)
 				pairsOK = false
+			}
+		}
+		for _, rt := range o.Runtimes {
+			if rt.Network == variants.NetworkPod && o.Trials >= 0 {
+				w := fmt.Sprintf("runtime %s (pod): no standalone trials: its generator runs in a sidecar of each pair's servers, so it is measured in the co-scheduled pairs only", rt.Name)
+				fmt.Fprintln(log, w)
+				sum.Warnings = append(sum.Warnings, w)
 			}
 		}
 		if pairsOK {

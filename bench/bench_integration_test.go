@@ -3,6 +3,8 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -350,4 +352,147 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestNativeAgainstItsContainer co-schedules the test image's own
+// redis-server run natively (no container: package native) against the
+// same image in a container on the host network, as a runtime axis, and
+// runs a standalone trial under each: every window of the axis pair has
+// the native side's requests and CPU time (read from /proc), the native
+// trial has its ops/s, CPU per operation and RSS, and the run leaves no
+// container, no process and no root behind. Whether the windows were
+// saturated is this machine's business, not asserted.
+func TestNativeAgainstItsContainer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	eng, o := stockPair(t)
+	o.Images = o.Images[:1]
+	o.Primary = "stock-a"
+	o.Runtimes = []variants.Runtime{
+		{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+		{Name: "native", Network: variants.NetworkNative, Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+	}
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 16, Pipelines: []int{16},
+		DataSize: 3, Keyspace: 1000, Duration: time.Second, Warmup: 300 * time.Millisecond, WarmupNext: 100 * time.Millisecond,
+		Trials: 1, Replicates: 2, Windows: 1, AxisReplicates: 2, Runtimes: variants.RuntimesFirst}
+	o.Seed, o.LockFile = 11, t.TempDir()+"/machine.lock"
+	o.Generator = bench.InProcess{}
+	if _, err := bench.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	reps, skipped, err := results.LoadReplicates(o.Run)
+	if err != nil || len(skipped) > 0 {
+		t.Fatalf("replicates: %v %v", err, skipped)
+	}
+	axis := 0
+	for _, r := range reps {
+		if r.Runtime != "native" {
+			continue
+		}
+		if r.BaseRuntime != "host" || r.Image != "stock-a" || r.Base != "stock-a" {
+			t.Errorf("native replicate %s, want stock-a native against stock-a host", r.PairKey)
+		}
+		axis++
+		if len(r.Windows) == 0 {
+			t.Errorf("native replicate %d has no windows", r.Rep)
+		}
+		for _, w := range r.Windows {
+			if w.Image.Requests <= 0 || w.Image.CPUNanos == 0 || w.Base.Requests <= 0 || w.Base.CPUNanos == 0 {
+				t.Errorf("window %d of native replicate %d lacks a side's requests or CPU time: native %+v, container %+v", w.Index, r.Rep, w.Image, w.Base)
+			}
+		}
+	}
+	if axis != 2 {
+		t.Errorf("%d native replicates on disk, want 2", axis)
+	}
+	trials, _, err := results.LoadTrials(o.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := 0
+	for _, tr := range trials {
+		if tr.Runtime == "native" {
+			native++
+			if tr.OpsPerSec <= 0 || tr.ServerCPUNsPerOp <= 0 || tr.RSSBytes <= 0 {
+				t.Errorf("native trial: ops/s %.0f, server CPU %.0f ns/op, rss %d", tr.OpsPerSec, tr.ServerCPUNsPerOp, tr.RSSBytes)
+			}
+		}
+	}
+	if native == 0 {
+		t.Error("no standalone trial under the native runtime")
+	}
+	if left, err := eng.Managed(context.Background(), o.Labels); err != nil || len(left) != 0 {
+		t.Errorf("%d containers left (%v)", len(left), err)
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mi), "redis-variants-bench-") {
+		t.Errorf("a native root is still mounted:\n%s", mi)
+	}
+	if roots, _ := filepath.Glob(filepath.Join(os.TempDir(), "redis-variants-bench-*", "root-*")); len(roots) != 0 {
+		t.Errorf("native roots left: %v", roots)
+	}
+}
+
+// TestPodAgainstHost co-schedules the test image with its generator in a
+// sidecar (the pod runtime: a container joined to the server's network
+// and IPC namespaces, on their loopback) against the same image on the
+// host network, as a runtime axis: every window of the axis pair has both
+// sides' requests and CPU time, the bench says the pod runtime has no
+// standalone trials, and no server or sidecar is left.
+func TestPodAgainstHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs a Docker Engine")
+	}
+	eng, o := stockPair(t)
+	o.Images = o.Images[:1]
+	o.Primary = "stock-a"
+	o.Runtimes = []variants.Runtime{
+		{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+		{Name: "pod", Network: variants.NetworkPod, Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
+	}
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 16, Pipelines: []int{16},
+		DataSize: 3, Keyspace: 1000, Duration: time.Second, Warmup: 300 * time.Millisecond, WarmupNext: 100 * time.Millisecond,
+		Trials: 1, Replicates: 2, Windows: 1, AxisReplicates: 2, Runtimes: variants.RuntimesFirst}
+	o.Seed, o.LockFile = 13, t.TempDir()+"/machine.lock"
+	o.Generator = bench.ExecGenerator{Binary: enginetest.ToolBinary(t)}
+	o.Sidecar = filepath.Join(filepath.Dir(enginetest.ToolBinary(t)), "redis-loadgen")
+	sum, err := bench.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(sum.Warnings, func(w string) bool { return strings.Contains(w, "pod") && strings.Contains(w, "no standalone trials") }) {
+		t.Errorf("no warning that the pod runtime has no standalone trials: %q", sum.Warnings)
+	}
+	reps, skipped, err := results.LoadReplicates(o.Run)
+	if err != nil || len(skipped) > 0 {
+		t.Fatalf("replicates: %v %v", err, skipped)
+	}
+	axis := 0
+	for _, r := range reps {
+		if r.Runtime != "pod" {
+			continue
+		}
+		axis++
+		if len(r.Windows) == 0 {
+			t.Errorf("pod replicate %d has no windows", r.Rep)
+		}
+		for _, w := range r.Windows {
+			if w.Image.Requests <= 0 || w.Image.CPUNanos == 0 || w.Base.Requests <= 0 || w.Base.CPUNanos == 0 {
+				t.Errorf("window %d of pod replicate %d lacks a side's requests or CPU time: pod %+v, host %+v", w.Index, r.Rep, w.Image, w.Base)
+			}
+		}
+	}
+	if axis != 2 {
+		t.Errorf("%d pod replicates on disk, want 2", axis)
+	}
+	trials, _, _ := results.LoadTrials(o.Run)
+	for _, tr := range trials {
+		if tr.Runtime == "pod" {
+			t.Errorf("a standalone trial under the pod runtime: %+v", tr)
+		}
+	}
+	if left, err := eng.Managed(context.Background(), o.Labels); err != nil || len(left) != 0 {
+		t.Errorf("%d containers left, sidecars included (%v)", len(left), err)
+	}
 }

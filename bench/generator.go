@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/machine"
 )
@@ -77,6 +78,9 @@ func Args(cfg loadgen.Config) ([]string, error) {
 	}
 	if cfg.Warmup > 0 {
 		args = append(args, "--warmup", cfg.Warmup.String())
+	}
+	if cfg.Rate > 0 {
+		args = append(args, "--rate", strconv.FormatFloat(cfg.Rate, 'f', -1, 64))
 	}
 	if cfg.Seed != 0 {
 		args = append(args, "--seed", strconv.FormatInt(cfg.Seed, 10))
@@ -247,12 +251,13 @@ func (g ExecGenerator) Open(ctx context.Context, cfg loadgen.Config, cpus string
 	if err != nil {
 		return nil, err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &engine.LockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the generator: %w", err)
 	}
-	s := &execSession{cmd: cmd, in: stdin, out: bufio.NewScanner(stdout), stderr: &stderr}
+	s := &execSession{in: stdin, out: bufio.NewScanner(stdout), stderr: stderr.String, wait: cmd.Wait,
+		kill: func() { cmd.Process.Kill() }}
 	s.out.Buffer(make([]byte, 1<<20), 64<<20)
 	rep, err := s.read(ctx)
 	if err == nil && !rep.Ready {
@@ -265,11 +270,14 @@ func (g ExecGenerator) Open(ctx context.Context, cfg loadgen.Config, cpus string
 	return s, nil
 }
 
+// execSession drives a generator over its standard streams (loadgen.Serve):
+// a process of ExecGenerator's, or a pod runtime's sidecar.
 type execSession struct {
-	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Scanner
-	stderr *bytes.Buffer
+	stderr func() string // what it wrote to its standard error so far
+	wait   func() error  // waits for it to exit
+	kill   func()
 	mu     sync.Mutex
 	closed bool
 }
@@ -300,7 +308,7 @@ func (s *execSession) read(ctx context.Context) (loadgen.Reply, error) {
 	case l := <-ch:
 		if l.err != nil {
 			s.Close()
-			return loadgen.Reply{}, fmt.Errorf("generator exited: %v: %s", l.err, strings.TrimSpace(s.stderr.String()))
+			return loadgen.Reply{}, fmt.Errorf("generator exited: %v: %s", l.err, strings.TrimSpace(s.stderr()))
 		}
 		var rep loadgen.Reply
 		if err := json.Unmarshal(l.b, &rep); err != nil {
@@ -316,7 +324,7 @@ func (s *execSession) Run(ctx context.Context, w loadgen.Windows) ([]loadgen.Res
 		return nil, err
 	}
 	if _, err := s.in.Write(append(b, '\n')); err != nil {
-		return nil, fmt.Errorf("generator: sending a request: %w: %s", err, strings.TrimSpace(s.stderr.String()))
+		return nil, fmt.Errorf("generator: sending a request: %w: %s", err, strings.TrimSpace(s.stderr()))
 	}
 	rep, err := s.read(ctx)
 	if err != nil {
@@ -339,12 +347,12 @@ func (s *execSession) Close() error {
 	s.closed = true
 	s.in.Close()
 	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
+	go func() { done <- s.wait() }()
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
+		s.kill()
 		return <-done
 	}
 }

@@ -19,24 +19,31 @@ type nativeEngine struct {
 	n *native.Runner
 }
 
-// withNative wraps e when a runtime of rts runs natively: their servers'
-// roots go under dir, and close removes every process and root.
-func withNative(e Engine, dir string, needed bool) (Engine, func(), error) {
+// withNative wraps e and cpu (a server's CPU time by its ID) when a
+// runtime of the session runs natively: their servers' roots go under
+// dir, and close removes every process and root.
+func withNative(e Engine, cpu func(string) (uint64, error), dir string, needed bool) (Engine, func(string) (uint64, error), func(), error) {
 	if !needed {
-		return e, func() {}, nil
+		return e, cpu, func() {}, nil
 	}
 	imgs, ok := e.(native.Images)
 	if !ok {
-		return nil, nil, fmt.Errorf("a native runtime runs each image's own redis-server from an export of the image, and %T cannot export images", e)
+		return nil, nil, nil, fmt.Errorf("a native runtime runs each image's own redis-server from an export of the image, and %T cannot export images", e)
 	}
 	// roots a killed bench left mounted (they are its sockets' folder's)
 	if k, err := native.Sweep(filepath.Join(os.TempDir(), "redis-variants-bench-*", "root-*")); err != nil {
-		return nil, nil, fmt.Errorf("removing native roots left behind: %w", err)
+		return nil, nil, nil, fmt.Errorf("removing native roots left behind: %w", err)
 	} else if k > 0 {
 		fmt.Fprintf(os.Stderr, "removed %d native server root(s) left behind\n", k)
 	}
 	n := &native.Runner{Images: imgs, Dir: dir}
-	return &nativeEngine{Engine: e, n: n}, func() { n.Close() }, nil
+	ncpu := func(id string) (uint64, error) {
+		if native.Is(id) {
+			return n.CPUUsageNanos(context.Background(), id)
+		}
+		return cpu(id)
+	}
+	return &nativeEngine{Engine: e, n: n}, ncpu, func() { n.Close() }, nil
 }
 
 func (e *nativeEngine) StartServer(ctx context.Context, s engine.ServerSpec) (*engine.Server, error) {

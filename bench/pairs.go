@@ -163,6 +163,7 @@ type pairEnv struct {
 	rts      map[string]variants.Runtime
 	benches  []rank.Bench
 	sockRoot string
+	pods     sidecars // the Engine's sidecars, for pod runtimes (nil = it has none)
 	cpu      func(id string) (uint64, error)
 	cpuModel string
 	log      func(format string, a ...any)
@@ -437,7 +438,13 @@ func (p *livePair) sessions(ctx context.Context, l results.Load) ([2]Session, er
 	for i, s := range []*side{p.img, p.base} {
 		cfg := genConfig(s.srv, p.e.o.Profile, rank.Bench{}, l.Clients)
 		cfg.Tests, cfg.Threads = nil, l.Threads
-		sess, err := p.e.sessions.Open(ctx, cfg, s.rt.ClientCPUs)
+		var sess Session
+		var err error
+		if s.rt.Network == variants.NetworkPod {
+			sess, err = p.e.openSidecar(ctx, cfg, s)
+		} else {
+			sess, err = p.e.sessions.Open(ctx, cfg, s.rt.ClientCPUs)
+		}
 		if err != nil {
 			if i == 1 {
 				g[0].Close()
@@ -488,8 +495,10 @@ func (e *pairEnv) start(ctx context.Context, im Image, rt variants.Runtime, role
 	for k, v := range e.o.Labels {
 		spec.Labels[k] = v
 	}
-	if rt.Network == "unix" {
-		spec.Network = "none"
+	if rt.Network == "unix" || rt.Network == variants.NetworkPod {
+		if rt.Network == "unix" {
+			spec.Network = "none"
+		}
 		dir, err := os.MkdirTemp(e.sockRoot, "sock-")
 		if err != nil {
 			return nil, err

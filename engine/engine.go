@@ -232,7 +232,7 @@ func (c *Client) SaveImage(ctx context.Context, ref string) (io.ReadCloser, erro
 type ServerSpec struct {
 	Image     string
 	Name      string            // container name ("" = generated)
-	Network   string            // "host", "bridge" (port published on 127.0.0.1), "none" (unix socket only)
+	Network   string            // "host", "bridge" (port published on 127.0.0.1), "none" (unix socket only), "pod" (own namespace: PodPort on its loopback for sidecars, the unix socket for the host)
 	Seccomp   string            // "default" (or "") or "unconfined"
 	CPUs      string            // cpuset for the server, e.g. "0" ("" = any)
 	CPULimit  float64           // CPU quota in CPUs (Docker's --cpus; 0 = none)
@@ -248,8 +248,9 @@ type ServerSpec struct {
 // Server is a started server container.
 type Server struct {
 	ID, Name string
-	Addr     string // "127.0.0.1:PORT" for TCP ("" for network none)
+	Addr     string // "127.0.0.1:PORT" for TCP from the host ("" for networks none and pod)
 	Socket   string // host path of the unix socket ("" when no SocketDir)
+	PodAddr  string // for network pod: its address on its own loopback, for the sidecars that join it
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that nothing listens on now.
@@ -295,8 +296,13 @@ func serverCommand(s ServerSpec) (cmd []string, port int, err error) {
 		if s.SocketDir == "" {
 			return nil, 0, errors.New(`network "none" needs a SocketDir for the unix socket`)
 		}
+	case "pod":
+		if s.SocketDir == "" {
+			return nil, 0, errors.New(`network "pod" needs a SocketDir: the host reaches the server by its unix socket, its sidecars on loopback`)
+		}
+		port = PodPort
 	default:
-		return nil, 0, fmt.Errorf("unknown network %q (want host, bridge or none)", s.Network)
+		return nil, 0, fmt.Errorf("unknown network %q (want host, bridge, none or pod)", s.Network)
 	}
 	if len(s.Cmd) > 0 {
 		return append([]string(nil), s.Cmd...), port, nil
@@ -305,7 +311,7 @@ func serverCommand(s ServerSpec) (cmd []string, port int, err error) {
 	if s.SocketDir != "" {
 		sock = SocketMount + "/redis.sock"
 	}
-	return ServerArgs(port, s.Network == "host", sock, s.Args), port, nil
+	return ServerArgs(port, s.Network == "host" || s.Network == "pod", sock, s.Args), port, nil
 }
 
 // hostConfig builds the container's host configuration for s.
@@ -324,6 +330,10 @@ func hostConfig(s ServerSpec, port int) (*container.HostConfig, error) {
 		return nil, fmt.Errorf("unknown seccomp setting %q (want default or unconfined)", s.Seccomp)
 	}
 	hc.NetworkMode = container.NetworkMode(s.Network)
+	if s.Network == "pod" {
+		hc.NetworkMode = "none" // its own namespace, loopback only: the sidecars join it
+		hc.IpcMode = "shareable"
+	}
 	if s.Network == "bridge" {
 		p, err := network.ParsePort(strconv.Itoa(port) + "/tcp")
 		if err != nil {
@@ -435,6 +445,9 @@ func (c *Client) StartServer(ctx context.Context, s ServerSpec) (*Server, error)
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		srv.Addr = net.JoinHostPort("127.0.0.1", hp)
+	}
+	if s.Network == "pod" {
+		srv.PodAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	}
 	if s.SocketDir != "" {
 		srv.Socket = filepath.Join(s.SocketDir, "redis.sock")

@@ -4,12 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-variants/redis-variants/engine"
@@ -245,5 +248,60 @@ func TestImageFacts(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("saved tarball has no manifest.json naming %s", enginetest.TestImage)
+	}
+}
+
+// TestPodSidecar: a pod server (its own network namespace, loopback only)
+// is reached from the host by its unix socket and from a sidecar that
+// joins its network and IPC namespaces on 127.0.0.1:6379; the sidecar runs
+// the static generator from the host, talked to over its standard
+// streams, and Close removes it.
+func TestPodSidecar(t *testing.T) {
+	c, img, session := integration(t)
+	ctx := context.Background()
+	srv, err := c.StartServer(ctx, engine.ServerSpec{Image: img, Network: "pod", SocketDir: t.TempDir(), CPUs: "0", Labels: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Remove(ctx, srv.ID)
+	if srv.Addr != "" || srv.Socket == "" || srv.PodAddr != "127.0.0.1:6379" {
+		t.Fatalf("pod server: addr %q socket %q pod addr %q", srv.Addr, srv.Socket, srv.PodAddr)
+	}
+	if err := c.WaitReady(ctx, srv, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(filepath.Dir(enginetest.ToolBinary(t)), "redis-loadgen")
+	car, err := c.StartSidecar(ctx, engine.SidecarSpec{Of: srv.ID, Image: img, Program: prog, CPUs: "1", Labels: session,
+		Args: []string{"--json", "--exact-tests", "-t", "SET", "--host", "127.0.0.1", "--port", "6379", "-c", "4", "-n", "20000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer car.Close()
+	ins, err := c.API().ContainerInspect(ctx, car.ID, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc := ins.Container.HostConfig; string(hc.NetworkMode) != "container:"+srv.ID || string(hc.IpcMode) != "container:"+srv.ID || hc.CpusetCpus != "1" {
+		t.Errorf("sidecar: network %q, ipc %q, cpus %q; want the server's namespaces and CPU 1", hc.NetworkMode, hc.IpcMode, hc.CpusetCpus)
+	}
+	car.Stdin.Close()
+	out, err := io.ReadAll(car.Stdout)
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"SET"`) {
+		t.Fatalf("the sidecar's generator printed %q (stderr %q), want its SET result", out, car.Stderr())
+	}
+	// what it wrote went to the pod server, seen from the host's socket
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket, Protocol: 2, DisableIdentity: true})
+	defer rdb.Close()
+	if n, err := rdb.DBSize(ctx).Result(); err != nil || n == 0 {
+		t.Errorf("DBSIZE on the pod server after the sidecar's SETs: %d, %v", n, err)
+	}
+	if err := car.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.API().ContainerInspect(ctx, car.ID, client.ContainerInspectOptions{}); err == nil {
+		t.Error("the sidecar is still there after Close")
 	}
 }

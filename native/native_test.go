@@ -162,11 +162,12 @@ func TestNativeServer(t *testing.T) {
 			t.Errorf("library %s is the host's, not the image's", f[5])
 		}
 	}
-	// no container's cgroup
+	// no container's cgroup: its own, under redis-variants
 	cg, _ := os.ReadFile("/proc/" + pid + "/cgroup")
-	if strings.Contains(string(cg), "docker") {
-		t.Errorf("the native server is in a Docker cgroup:\n%s", cg)
+	if strings.Contains(string(cg), "docker") || !strings.Contains(string(cg), "/redis-variants/"+srv.ID) {
+		t.Errorf("the native server is not in its own cgroup (or is in a Docker one):\n%s", cg)
 	}
+	parent, _ := CgroupParent()
 	// every thread pinned
 	tasks, _ := filepath.Glob("/proc/" + pid + "/task/*/status")
 	if len(tasks) < 2 {
@@ -203,6 +204,9 @@ func TestNativeServer(t *testing.T) {
 	}
 	if r.Running(srv.ID) || r.Started() != 0 {
 		t.Error("the runner still counts the removed server")
+	}
+	if _, err := os.Stat(filepath.Join(parent, srv.ID)); err == nil {
+		t.Errorf("the server's cgroup %s is still there after Remove", filepath.Join(parent, srv.ID))
 	}
 
 	// a second server of the same image reuses the root; Close ends it

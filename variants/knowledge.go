@@ -107,6 +107,11 @@ func NeedsCXX(redis string) bool { return RedisMajor(redis) >= 8 }
 // native): the baseline "what the container costs" is measured against.
 const NetworkNative = "native"
 
+// NetworkPod is the network of a runtime whose generator runs in a
+// sidecar container that joins the server container's network and IPC
+// namespaces (Kubernetes's pod shape) and reaches it on their loopback.
+const NetworkPod = "pod"
+
 // Compiler families.
 const (
 	FamilyGCC   = "gcc"
@@ -119,7 +124,7 @@ var (
 	opts       = []string{"O0", "O1", "O2", "O3", "Os", "Ofast"}
 	ltos       = []string{"off", "thin", "full"}
 	allocators = []string{AllocJemalloc, AllocJemallocSystem, AllocMimalloc, AllocTcmalloc, AllocLibc}
-	networks   = []string{"host", "bridge", "unix", NetworkNative}
+	networks   = []string{"host", "bridge", "unix", NetworkNative, NetworkPod}
 	seccomps   = []string{"default", "unconfined"}
 )
 

@@ -90,7 +90,7 @@ func Starter(m StarterMachine) ([]byte, error) {
 	w("  # - {name: gcc-o3-pgo, opt: O3, march: %s, pgo: true}", march)
 	w("")
 	w("# Runtime configurations; images are ranked under the first, the others are")
-	w("# compared as runtime axes (network: host | bridge | unix; seccomp: default | unconfined).")
+	w("# compared as runtime axes (network: host | bridge | unix | native (no container) | pod (generator in a sidecar); seccomp: default | unconfined).")
 	w("runtimes:")
 	w("  - {name: host, network: host}")
 	w("")

@@ -166,7 +166,7 @@ func (v Variant) Pulls() bool {
 // Runtime is one runtime configuration a benchmark runs an image under.
 type Runtime struct {
 	Name       string `json:"name"`
-	Network    string `json:"network"` // host, bridge, unix (network none + unix socket on a shared volume), native (no container: the image's redis-server as a host process)
+	Network    string `json:"network"` // host, bridge, unix (network none + unix socket on a shared volume), native (no container: the image's redis-server as a host process), pod (the generator in a sidecar sharing the server's network and IPC namespaces)
 	Seccomp    string `json:"seccomp"` // default, unconfined
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	ClientCPUs string `json:"client_cpus,omitempty"`
