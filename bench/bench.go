@@ -201,6 +201,7 @@ type Summary struct {
 	MemoryPlanned     int           `json:"memory_planned,omitempty"`  // memory-workload servers in the design
 	MemoryDone        int           `json:"memory_done,omitempty"`     // measured by this run
 	MemoryFailures    []string      `json:"memory_failures,omitempty"` // servers with no figures, or stopped by the OOM killer
+	LatencyTrials     int           `json:"latency_trials,omitempty"`  // fixed-rate latency trials measured by this run
 	Failures          []Failure     `json:"failures,omitempty"`
 	Dropped           []Cell        `json:"dropped,omitempty"` // cells given up after repeated failures
 	Warnings          []string      `json:"warnings,omitempty"`
@@ -516,7 +517,10 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 	if err := s.measure(ctx); err != nil {
 		return s.finish(err)
 	}
-	return s.finish(s.extend(ctx))
+	if err := s.extend(ctx); err != nil {
+		return s.finish(err)
+	}
+	return s.finish(s.latency(ctx))
 }
 
 // design lays out every measurement before any is made, in one order

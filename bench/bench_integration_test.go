@@ -369,17 +369,48 @@ func TestNativeAgainstItsContainer(t *testing.T) {
 	eng, o := stockPair(t)
 	o.Images = o.Images[:1]
 	o.Primary = "stock-a"
+	id, err := eng.ImageID(context.Background(), o.Images[0].Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Images[0].ImageID = id
 	o.Runtimes = []variants.Runtime{
 		{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 		{Name: "native", Network: variants.NetworkNative, Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 	}
 	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 16, Pipelines: []int{16},
 		DataSize: 3, Keyspace: 1000, Duration: time.Second, Warmup: 300 * time.Millisecond, WarmupNext: 100 * time.Millisecond,
-		Trials: 1, Replicates: 2, Windows: 1, AxisReplicates: 2, Runtimes: variants.RuntimesFirst}
+		Trials: 1, Replicates: 2, Windows: 1, AxisReplicates: 2, Runtimes: variants.RuntimesFirst,
+		Latency: &variants.LatencyProfile{Test: "GET", Share: 0.5, Clients: 8, Trials: 2, Duration: time.Second, Warmup: 200 * time.Millisecond, Images: variants.LatencyPrimary}}
 	o.Seed, o.LockFile = 11, t.TempDir()+"/machine.lock"
 	o.Generator = bench.InProcess{}
-	if _, err := bench.Run(context.Background(), o); err != nil {
+	sum, err := bench.Run(context.Background(), o)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// the fixed-rate latency measure: a capacity for each runtime, the
+	// rate half the slower one's, two trials a runtime with ordered
+	// percentiles; a second run of the folder measures none again
+	plan, ok, err := results.LoadLatencyPlan(o.Run)
+	if err != nil || !ok || len(plan.Capacities) != 2 || len(plan.Cells) != 2 {
+		t.Fatalf("latency plan %+v (%v, %v)", plan, ok, err)
+	}
+	slowest := min(plan.Capacities[0].OpsPerSec, plan.Capacities[1].OpsPerSec)
+	if slowest <= 0 || plan.Rate != 0.5*slowest {
+		t.Errorf("rate %.0f, want half the slower capacity (%+v)", plan.Rate, plan.Capacities)
+	}
+	lat, _, err := results.LoadLatencyTrials(o.Run)
+	if err != nil || len(lat) != 4 || sum.LatencyTrials != 4 {
+		t.Fatalf("%d latency trials on disk, %d measured (%v), want 4", len(lat), sum.LatencyTrials, err)
+	}
+	for _, l := range lat {
+		if !(0 < l.P50Us && l.P50Us <= l.P95Us && l.P95Us <= l.P99Us && l.P99Us <= l.P999Us) || l.ImageID == "" || l.SentPerSec <= 0 {
+			t.Errorf("latency trial %s/%s #%d: p50 %.1f p95 %.1f p99 %.1f p99.9 %.1f µs, sent %.0f/s, image %q",
+				l.Image, l.Runtime, l.Rep, l.P50Us, l.P95Us, l.P99Us, l.P999Us, l.SentPerSec, l.ImageID)
+		}
+	}
+	if again, err := bench.Run(context.Background(), o); err != nil || again.LatencyTrials != 0 {
+		t.Errorf("a second run measured %d latency trials (%v), want none", again.LatencyTrials, err)
 	}
 	reps, skipped, err := results.LoadReplicates(o.Run)
 	if err != nil || len(skipped) > 0 {

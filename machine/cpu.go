@@ -175,9 +175,14 @@ func ParseCPUList(list string) ([]int, error) {
 	return out, nil
 }
 
-// ProcessCPUNanos is the CPU time (user + system) a process has used, from
-// /proc/<pid>/stat, assuming the kernel's usual 100 ticks per second.
+// ProcessCPUNanos is the CPU time a process has used, every thread's:
+// from /proc/<pid>/task/*/schedstat (nanoseconds on a CPU) where the
+// kernel keeps it, else user + system from /proc/<pid>/stat (ticks of
+// 10 ms, the kernel's usual 100 a second).
 func ProcessCPUNanos(pid int) (uint64, error) {
+	if v, err := schedstatNanos(pid); err == nil {
+		return v, nil
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -291,4 +296,36 @@ func Use(before, after map[int]CPUTimes, cpus []int) CoreUse {
 		u.SoftIRQ = float64(d.SoftIRQ) / float64(own)
 	}
 	return u
+}
+
+// schedstatNanos sums the first field of /proc/<pid>/task/*/schedstat: the
+// time each thread has spent on a CPU. A thread that ends meanwhile is
+// left out (its time with it).
+func schedstatNanos(pid int) (uint64, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no /proc/%d/task/*/schedstat", pid)
+	}
+	var sum uint64
+	read := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 1 {
+			return 0, fmt.Errorf("%s holds %q", t, b)
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", t, err)
+		}
+		sum += n
+		read++
+	}
+	if read == 0 {
+		return 0, fmt.Errorf("process %d: no thread's schedstat could be read (has it exited?)", pid)
+	}
+	return sum, nil
 }

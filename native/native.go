@@ -213,42 +213,18 @@ func (r *Runner) WaitReady(ctx context.Context, s *engine.Server, timeout time.D
 	}
 }
 
-// CPUUsageNanos is the server process's CPU time so far, every thread's,
-// from /proc/PID/task/*/schedstat (nanoseconds on the CPU).
+// CPUUsageNanos is the server process's CPU time so far, every thread's
+// (machine.ProcessCPUNanos).
 func (r *Runner) CPUUsageNanos(_ context.Context, id string) (uint64, error) {
 	if _, err := r.proc(id); err != nil {
 		return 0, err
 	}
-	return ProcessCPUNanos(strings.TrimPrefix(id, IDPrefix))
-}
-
-// ProcessCPUNanos sums the first field of /proc/PID/task/*/schedstat:
-// the time each of the process's threads has spent on a CPU.
-func ProcessCPUNanos(pid string) (uint64, error) {
-	tasks, err := filepath.Glob(filepath.Join("/proc", pid, "task", "*", "schedstat"))
-	if err != nil || len(tasks) == 0 {
-		return 0, fmt.Errorf("reading the CPU time of process %s: no /proc/%s/task/*/schedstat (has it exited?)", pid, pid)
+	pid, _ := strconv.Atoi(strings.TrimPrefix(id, IDPrefix))
+	v, err := machine.ProcessCPUNanos(pid)
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of native server %s: %w", id, err)
 	}
-	var sum uint64
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
-				continue // a thread that ended meanwhile
-			}
-			return 0, fmt.Errorf("reading the CPU time of process %s: %w", pid, err)
-		}
-		f := strings.Fields(string(b))
-		if len(f) < 1 {
-			return 0, fmt.Errorf("reading the CPU time of process %s: %s holds %q", pid, t, b)
-		}
-		n, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("reading the CPU time of process %s: %s: %w", pid, t, err)
-		}
-		sum += n
-	}
-	return sum, nil
+	return v, nil
 }
 
 // Remove kills the server's process group and waits for it. A server

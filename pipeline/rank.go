@@ -46,7 +46,15 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	if err != nil {
 		return err
 	}
-	bad := append(append(badTrials, badReps...), badMem...)
+	lplan, hasLatency, err := results.LoadLatencyPlan(run)
+	if err != nil {
+		return err
+	}
+	lat, badLat, err := results.LoadLatencyTrials(run)
+	if err != nil {
+		return err
+	}
+	bad := append(append(append(badTrials, badReps...), badMem...), badLat...)
 	if len(trials) == 0 && len(reps) == 0 {
 		if len(bad) > 0 {
 			return fmt.Errorf("no readable trial in %s or pair in %s: %v", run.Path("trials"), run.Path("pairs"), bad)
@@ -68,7 +76,11 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	for _, p := range problems {
 		fmt.Fprintf(c.Err, "warning: %s\n", p)
 	}
-	stage := report.Reports(rank.Record(&rank.Ranker{Thresholds: th, Memory: mem, Earlier: earlier}, run), run, rc)
+	ranker := &rank.Ranker{Thresholds: th, Memory: mem, Earlier: earlier, Latency: lat}
+	if hasLatency {
+		ranker.LatencyPlan = &lplan
+	}
+	stage := report.Reports(rank.Record(ranker, run), run, rc)
 	r, err := stage.Rank(ctx, trials, reps)
 	if err != nil {
 		return err

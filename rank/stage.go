@@ -30,6 +30,10 @@ type Ranker struct {
 	// this run they measure the run effect (Ranking.RunEffect) under the
 	// first ranked runtime.
 	Earlier []RunScores
+	// LatencyPlan and Latency are the run's fixed-rate latency measure
+	// (nil plan: none).
+	LatencyPlan *results.LatencyPlan
+	Latency     []LatencyTrial
 }
 
 // Rank implements Interface.
@@ -47,6 +51,9 @@ func (r *Ranker) Rank(ctx context.Context, trials []Trial, reps []Replicate) (*R
 			primary = rk.References[0]
 		}
 		rk.Memory = Memory(r.Memory, primary)
+	}
+	if r.LatencyPlan != nil {
+		rk.Latency = Latency(*r.LatencyPlan, r.Latency, rk.Thresholds.Confidence)
 	}
 	if len(r.Earlier) > 0 && len(rk.Standings) > 0 && rk.Method == MethodPairs {
 		rt := rk.Standings[0].Runtime

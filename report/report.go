@@ -241,6 +241,7 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 		b.WriteString("No trials to rank.\n\n")
 	}
 	b.WriteString(memorySection(r, ctx))
+	b.WriteString(latencySection(r))
 	b.WriteString(pairsSection(r))
 	b.WriteString(pathsSection(r))
 	for _, rt := range r.Runtimes {

@@ -325,6 +325,8 @@ type Ranking struct {
 	CPUModels []string `json:"cpu_models,omitempty"`
 	// Memory is the memory workload's ranking (nil: the run had none).
 	Memory *MemoryRanking `json:"memory,omitempty"`
+	// Latency is the fixed-rate latency measure (nil: none in the run).
+	Latency *LatencyRanking `json:"latency,omitempty"`
 	// RunEffect is the run effect measured on this machine kind from the
 	// earlier runs of these images found beside this one (nil: none was
 	// found). The run's own intervals are within-run; this says how much
@@ -593,4 +595,49 @@ type Control struct {
 	Estimate
 	Significant bool `json:"significant"` // uncorrected p < alpha: the run is not to be trusted
 	SplitZ      Num  `json:"split_z"`
+}
+
+// LatencyRanking is the fixed-rate latency measure: each cell's
+// percentiles over its trials, and each runtime against the first under
+// the same image, percentile by percentile. Every interval is about these
+// images in this run: a trial is a fresh server, so it covers the spread
+// between servers and between the machine's spells, not between runs.
+type LatencyRanking struct {
+	Plan        LatencyPlan          `json:"plan"`
+	Level       float64              `json:"level"`        // each cell's intervals' coverage
+	FamilyLvl   float64              `json:"family_level"` // the comparisons' simultaneous coverage (Bonferroni over all of them)
+	Cells       []LatencyCellSummary `json:"cells"`
+	Comparisons []LatencyComparison  `json:"comparisons"`
+	NotCounted  int                  `json:"not_counted"` // trials recorded but not counted (the generator fell behind, CPU stolen)
+}
+
+// LatencyCellSummary is one cell's percentiles over its counted trials.
+type LatencyCellSummary struct {
+	LatencyCell
+	N           int                 `json:"n"`
+	Percentiles []LatencyPercentile `json:"percentiles"`
+}
+
+// LatencyPercentile is one percentile of a cell: the geometric mean over
+// its trials, microseconds, with a t interval on the logs.
+type LatencyPercentile struct {
+	Q  string `json:"q"` // p50, p95, p99, p99.9
+	Us Num    `json:"us"`
+	Lo Num    `json:"lo"`
+	Hi Num    `json:"hi"`
+}
+
+// LatencyComparison is one runtime's percentile against the first
+// runtime's for one image: their ratio (> 1: higher latency) with a
+// simultaneous interval, Welch's t on the logs.
+type LatencyComparison struct {
+	Image   string `json:"image"`
+	Runtime string `json:"runtime"`
+	Base    string `json:"base_runtime"`
+	Q       string `json:"q"`
+	Ratio   Num    `json:"ratio"`
+	Lo      Num    `json:"lo"`
+	Hi      Num    `json:"hi"`
+	P       Num    `json:"p"`
+	Verdict string `json:"verdict"` // lower, higher, tie
 }

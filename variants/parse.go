@@ -212,8 +212,9 @@ var (
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus", "cpu_limit"}
-	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "resolution", "target", "max_replicates", "extend"}
+	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "latency", "resolution", "target", "max_replicates", "extend"}
 	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
+	latencyFields   = []string{"test", "rate", "clients", "trials", "duration", "warmup", "images"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
 	recipes         = []string{RecipeOfficial, RecipeOfficialAlpine}
 	libcs           = []string{LibcGlibc, LibcMusl}
@@ -1165,6 +1166,8 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 				}
 			case "memory":
 				pr.Memory = c.memoryProfile(f.v, fp, pr.Memory)
+			case "latency":
+				pr.Latency = c.latencyProfile(f.v, fp, pr.Latency)
 			case "resolution":
 				if v, ok := c.share(f.v, fp, "the widest interval half-width the answer may have"); ok {
 					pr.Resolution = v
@@ -1204,6 +1207,77 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 		out[p.key] = pr
 	}
 	return out
+}
+
+// latencyProfile reads a profile's latency section over base (nil: the
+// defaults): off (or false) turns the measure off. rate is a share of the
+// slowest cell's capacity (50%, 0.5) or requests/s (20000).
+func (c *collector) latencyProfile(n *yaml.Node, path string, base *LatencyProfile) *LatencyProfile {
+	if d := deref(n); d != nil && d.Kind == yaml.ScalarNode && (d.Value == "off" || d.Value == "false") {
+		return nil
+	}
+	l := DefaultLatency()
+	if base != nil {
+		l = *base
+	}
+	for _, f := range c.pairs(n, path, latencyFields) {
+		fp := join(path, f.key)
+		switch f.key {
+		case "test":
+			if s, ok := c.str(f.v, fp); ok {
+				if u := strings.ToUpper(s); contains(benchTests, u) {
+					l.Test = u
+				} else {
+					c.errf(deref(f.v), fp, "unknown test %q%s%s", s, suggest(u, benchTests), accepted(benchTests))
+				}
+			}
+		case "rate":
+			s, ok := c.str(f.v, fp)
+			if !ok {
+				continue
+			}
+			if strings.HasSuffix(strings.TrimSpace(s), "%") {
+				if v, ok := c.share(f.v, fp, "the share of the slowest cell's capacity to send at"); ok {
+					l.Share, l.Rate = v, 0
+				}
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			switch {
+			case err == nil && v > 0 && v < 1:
+				l.Share, l.Rate = v, 0
+			case err == nil && v >= 1 && v <= 1e8:
+				l.Rate, l.Share = v, 0
+			default:
+				c.errf(deref(f.v), fp, "%q: want a share of the slowest cell's capacity (50%% or 0.5) or requests/s in total (20000)", s)
+			}
+		case "clients", "trials":
+			if v, ok := c.integer(f.v, fp); ok {
+				if v < 1 || f.key == "trials" && v < 2 {
+					c.errf(deref(f.v), fp, "%d: want at least %d", v, map[bool]int{true: 2, false: 1}[f.key == "trials"])
+					continue
+				}
+				if f.key == "clients" {
+					l.Clients = v
+				} else {
+					l.Trials = v
+				}
+			}
+		case "duration", "warmup":
+			if d, ok := c.duration(f.v, fp, f.key == "warmup"); ok {
+				if f.key == "duration" {
+					l.Duration = d
+				} else {
+					l.Warmup = d
+				}
+			}
+		case "images":
+			if v, ok := c.enum(f.v, fp, []string{LatencyPrimary, LatencyAll}); ok {
+				l.Images = v
+			}
+		}
+	}
+	return &l
 }
 
 // memoryProfile reads a profile's memory section over base (the built-in

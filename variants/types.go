@@ -224,6 +224,41 @@ type Profile struct {
 	// Memory is the memory workload (nil: none): what each allocator does
 	// with the same dataset, measured on fresh servers.
 	Memory *MemoryProfile `json:"memory,omitempty"`
+
+	// Latency is the fixed-rate latency measure (nil: none): percentiles
+	// at one request rate under every runtime, in repeated interleaved
+	// trials.
+	Latency *LatencyProfile `json:"latency,omitempty"`
+}
+
+// LatencyProfile is a profile's fixed-rate latency measure. Each cell (the
+// primary reference, or every image, under each runtime) gets Trials
+// standalone trials, interleaved in a seeded order: a fresh server, then
+// an open-loop generator sending at Rate requests/s in total over Clients
+// connections without pipelining, each request's latency measured from
+// its intended send time (no coordinated omission). Rate 0 = Share of the
+// slowest cell's capacity, measured first in the same run (closed loop,
+// the same connections).
+type LatencyProfile struct {
+	Test     string        `json:"test"`
+	Rate     float64       `json:"rate,omitempty"`  // requests/s in total (0 = Share of the slowest cell's capacity)
+	Share    float64       `json:"share,omitempty"` // of the slowest cell's capacity
+	Clients  int           `json:"clients"`
+	Trials   int           `json:"trials"`
+	Duration time.Duration `json:"duration"`
+	Warmup   time.Duration `json:"warmup"`
+	Images   string        `json:"images"` // LatencyPrimary or LatencyAll
+}
+
+// Which images a latency measure takes.
+const (
+	LatencyPrimary = "primary"
+	LatencyAll     = "all"
+)
+
+// DefaultLatency is what a profile's latency section starts from.
+func DefaultLatency() LatencyProfile {
+	return LatencyProfile{Test: "GET", Share: 0.5, Clients: 50, Trials: 8, Duration: 3 * time.Second, Warmup: time.Second, Images: LatencyPrimary}
 }
 
 // MemoryProfile is a profile's memory workload: each image's server, fresh
