@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"time"
 
 	"github.com/redis-variants/redis-variants/engine"
@@ -193,6 +194,13 @@ func (e *pairEnv) latencyTrial(ctx context.Context, im Image, rt variants.Runtim
 	var t results.LatencyTrial
 	err := e.withServer(ctx, im, rt, lp, func(_ *engine.Server, cfg loadgen.Config) error {
 		cfg.Rate, cfg.Warmup, cfg.Duration = plan.Rate, lp.Warmup, lp.Duration
+		if rt.Spin {
+			stop, err := spinCPUs(rt)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 		st0, _ := machine.ReadCPUTimes()
 		started := time.Now()
 		res, _, err := e.gen.Generate(ctx, cfg, rt.ClientCPUs)
@@ -224,4 +232,26 @@ func (e *pairEnv) latencyTrial(ctx context.Context, im Image, rt variants.Runtim
 		return nil
 	})
 	return t, err
+}
+
+// spinCPUs keeps rt's server and client CPUs from idling (machine.Spin).
+func spinCPUs(rt variants.Runtime) (func(), error) {
+	srv, err := machine.ParseCPUList(rt.ServerCPUs)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := machine.ParseCPUList(rt.ClientCPUs)
+	if err != nil {
+		return nil, err
+	}
+	var cpus []int
+	for _, c := range append(srv, cli...) {
+		if !slices.Contains(cpus, c) {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, fmt.Errorf("runtime %s spins, and has no CPUs pinned to spin on (server_cpus, client_cpus)", rt.Name)
+	}
+	return machine.Spin(cpus)
 }

@@ -93,6 +93,12 @@ func Rank(ctx context.Context, c Config, primary string) error {
 	fmt.Fprintf(out, "wrote %s, %s, %s, %s, %s\n", run.Path(results.RankingFile), run.Path(report.MarkdownFile),
 		run.Path(report.CSVFile), run.Path(report.JSONFile), run.Path(report.HTMLFile))
 	if !r.Answer.Given {
+		if len(r.Images) < 2 {
+			// one entry asks no ranking (an experiment about runtimes or
+			// latency): its measures are its axes and its latency section
+			fmt.Fprintf(out, "one image: no ranking asked of this run\n")
+			return nil
+		}
 		return fmt.Errorf("%w: %s", bench.ErrNoAnswer, strings.Join(r.Answer.Why, "; "))
 	}
 	return nil

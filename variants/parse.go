@@ -211,7 +211,7 @@ var (
 	fallbackFields  = []string{"url", "sha256"}
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
-	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus", "cpu_limit"}
+	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus", "cpu_limit", "spin"}
 	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "latency", "resolution", "target", "max_replicates", "extend"}
 	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
 	latencyFields   = []string{"test", "rate", "clients", "trials", "duration", "warmup", "images"}
@@ -926,6 +926,8 @@ func (c *collector) decodeRuntimes(n *yaml.Node) []Runtime {
 			case "seccomp":
 				rt.Seccomp, ok = c.enum(p.v, fp, seccomps)
 				seccompNode = p.v
+			case "spin":
+				rt.Spin, ok = c.boolean(p.v, fp)
 			case "cpu_limit":
 				limitNode = p.v
 				if s, ok = c.str(p.v, fp); ok {

@@ -173,6 +173,11 @@ type Runtime struct {
 	// CPULimit caps each server container's CPU time, in CPUs (Docker's
 	// --cpus, a CFS quota; a pod's limit): 0 = none.
 	CPULimit float64 `json:"cpu_limit,omitempty"`
+	// Spin keeps the server's and the generator's CPUs from going idle
+	// during the latency trials (machine.Spin: a SCHED_IDLE busy loop on
+	// each), the "spinning" of published latency figures; it does not
+	// apply to the co-scheduled pairs, which keep their CPUs busy anyway.
+	Spin bool `json:"spin,omitempty"`
 }
 
 // Profile is a benchmark profile.
