@@ -214,7 +214,8 @@ func (e *pairEnv) latencyTrial(ctx context.Context, im Image, rt variants.Runtim
 		}
 		t = results.LatencyTrial{Test: plan.Test, Rate: plan.Rate, SentPerSec: res.SentPerSec, OpsPerSec: res.OpsPerSec,
 			Requests: res.Requests, Errors: res.Errors, P50Us: 1000 * res.P50Ms, P99Us: 1000 * res.P99Ms, P999Us: 1000 * res.P999Ms,
-			MaxUs: 1000 * res.MaxMs, Hist: res.Hist, Started: started.UTC(), Duration: wall}
+			MaxUs: 1000 * res.MaxMs, Hist: res.Hist, Started: started.UTC(), Duration: wall,
+			SendLagP50Us: 1000 * res.SendLagP50Ms, SendLagP99Us: 1000 * res.SendLagP99Ms}
 		h, err := loadgen.DecodeHist(res.Hist)
 		if err != nil {
 			return fmt.Errorf("the generator's histogram: %w", err)

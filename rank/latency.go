@@ -42,12 +42,15 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 	lr := &LatencyRanking{Plan: plan, Level: confidence}
 	type key struct{ image, runtime string }
 	logs := map[key][][]float64{} // per cell, per quantile, the logs
+	lag50, lag99 := map[key][]float64{}, map[key][]float64{}
 	for _, t := range trials {
 		if t.Behind != "" || t.Rate != plan.Rate {
 			lr.NotCounted++
 			continue
 		}
 		k := key{t.Image, t.Runtime}
+		lag50[k] = append(lag50[k], t.SendLagP50Us)
+		lag99[k] = append(lag99[k], t.SendLagP99Us)
 		if logs[k] == nil {
 			logs[k] = make([][]float64, len(latencyQuantiles))
 		}
@@ -59,7 +62,11 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 	}
 	for _, c := range plan.Cells {
 		ls := logs[key{c.Image, c.Runtime}]
-		cs := results.LatencyCellSummary{LatencyCell: c}
+		k := key{c.Image, c.Runtime}
+		cs := results.LatencyCellSummary{LatencyCell: c, SendLagP50Us: Num(math.NaN()), SendLagP99Us: Num(math.NaN())}
+		if len(lag50[k]) > 0 {
+			cs.SendLagP50Us, cs.SendLagP99Us = Num(NewSample(lag50[k]).Median()), Num(NewSample(lag99[k]).Median())
+		}
 		for i, q := range latencyQuantiles {
 			var xs []float64
 			if ls != nil {
@@ -76,6 +83,7 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 			}
 			cs.Percentiles = append(cs.Percentiles, p)
 		}
+		cs.GeneratorBound = float64(cs.SendLagP50Us) > GeneratorBoundShare*float64(cs.Percentiles[0].Us)
 		lr.Cells = append(lr.Cells, cs)
 	}
 	// each image: every runtime against the first that has it
@@ -131,6 +139,10 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 	}
 	return lr
 }
+
+// GeneratorBoundShare is the share of a cell's median latency above which
+// the generator's own median send lag makes the cell generator-bound.
+const GeneratorBoundShare = 0.5
 
 // meanSE is the mean of xs, its standard error and degrees of freedom
 // (df 0 with fewer than two values).

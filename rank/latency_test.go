@@ -15,7 +15,7 @@ func latencyTrials(r *rand.Rand, image, runtime string, n int, scale, sd float64
 	for i := range n {
 		f := scale * math.Exp(sd*r.NormFloat64())
 		out = append(out, LatencyTrial{LatencyCell: results.LatencyCell{Image: image, Runtime: runtime}, Rep: i, Rate: 1000,
-			P50Us: 20 * f, P95Us: 30 * f, P99Us: 50 * f, P999Us: 90 * f})
+			P50Us: 20 * f, P95Us: 30 * f, P99Us: 50 * f, P999Us: 90 * f, SendLagP50Us: 5, SendLagP99Us: 12})
 	}
 	return out
 }
@@ -55,6 +55,16 @@ func TestLatency(t *testing.T) {
 		if c.Runtime == "bridge" && !(c.Lo < 1.3 && 1.3 < c.Hi) {
 			t.Errorf("bridge %s interval [%v, %v] misses the true 1.3", c.Q, c.Lo, c.Hi)
 		}
+	}
+	if c := l.Cells[0]; c.SendLagP50Us != 5 || c.SendLagP99Us != 12 || c.GeneratorBound {
+		t.Errorf("send lag %v / %v, generator-bound %v: want 5 / 12, not bound", c.SendLagP50Us, c.SendLagP99Us, c.GeneratorBound)
+	}
+	slow := latencyTrials(r, "stock", "host", 3, 1, 0.02)
+	for i := range slow {
+		slow[i].SendLagP50Us = 15 // 75% of the 20 µs median
+	}
+	if b := Latency(plan, slow, 0.95); !b.Cells[0].GeneratorBound {
+		t.Error("a cell whose send lag is 75% of its median latency is not marked generator-bound")
 	}
 	if Latency(plan, nil, 0.95) != nil {
 		t.Error("a ranking without trials")

@@ -69,6 +69,10 @@ type LatencyTrial struct {
 	P99Us  float64 `json:"p99_us"`
 	P999Us float64 `json:"p999_us"`
 	MaxUs  float64 `json:"max_us"`
+	// the generator's own lateness in writing each request after its
+	// intended time (µs): its share of every figure above
+	SendLagP50Us float64 `json:"send_lag_p50_us"`
+	SendLagP99Us float64 `json:"send_lag_p99_us"`
 	Hist   string  `json:"hist,omitempty"` // HdrHistogram (µs), loadgen.DecodeHist
 	// Behind is why the trial does not count ("" = it does): the
 	// generator fell behind its rate, or the machine was not quiet.

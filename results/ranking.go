@@ -616,6 +616,12 @@ type LatencyCellSummary struct {
 	LatencyCell
 	N           int                 `json:"n"`
 	Percentiles []LatencyPercentile `json:"percentiles"`
+	// the generator's send lag (median over the trials of each trial's
+	// p50 and p99, µs), and whether it is most of the median latency: then
+	// the cell measures the generator as much as the server
+	SendLagP50Us   Num  `json:"send_lag_p50_us"`
+	SendLagP99Us   Num  `json:"send_lag_p99_us"`
+	GeneratorBound bool `json:"generator_bound,omitempty"`
 }
 
 // LatencyPercentile is one percentile of a cell: the geometric mean over
