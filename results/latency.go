@@ -73,7 +73,7 @@ type LatencyTrial struct {
 	// intended time (µs): its share of every figure above
 	SendLagP50Us float64 `json:"send_lag_p50_us"`
 	SendLagP99Us float64 `json:"send_lag_p99_us"`
-	Hist   string  `json:"hist,omitempty"` // HdrHistogram (µs), loadgen.DecodeHist
+	Hist         string  `json:"hist,omitempty"` // HdrHistogram (µs), loadgen.DecodeHist
 	// Behind is why the trial does not count ("" = it does): the
 	// generator fell behind its rate, or the machine was not quiet.
 	Behind   string        `json:"behind,omitempty"`
