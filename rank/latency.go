@@ -84,6 +84,7 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 			cs.Percentiles = append(cs.Percentiles, p)
 		}
 		cs.GeneratorBound = float64(cs.SendLagP50Us) > GeneratorBoundShare*float64(cs.Percentiles[0].Us)
+		cs.GeneratorBoundTail = float64(cs.SendLagP99Us) > GeneratorBoundShare*float64(cs.Percentiles[2].Us)
 		lr.Cells = append(lr.Cells, cs)
 	}
 	// each image: every runtime against the first that has it

@@ -30,7 +30,7 @@ func latencySection(r rank.Ranking) string {
 	for _, sk := range p.Skipped {
 		fmt.Fprintf(&b, " Runtime `%s` left out: %s.", sk.Runtime, sk.Why)
 	}
-	b.WriteString(" Every latency includes the generator's own lateness in writing the request (its send lag, last column); a cell whose median send lag is over half its median latency measures the generator as much as the server, and is marked.")
+	b.WriteString(" Every latency includes the generator's own lateness in writing the request (its send lag, last column); a cell whose median send lag is over half its median latency measures the generator as much as the server, and is marked generator-bound; one whose send lag p99 is over half its p99, tail generator-bound (its p99 and p99.9 say as much about the generator as about the server).")
 	b.WriteString("\n\n| image | runtime | trials | p50 µs | p95 µs | p99 µs | p99.9 µs | send lag p50 / p99 µs |\n|---|---|---:|---|---|---|---|---|\n")
 	for _, c := range l.Cells {
 		row := []string{"`" + c.Image + "`", "`" + c.Runtime + "`", fmt.Sprint(c.N)}
@@ -38,8 +38,11 @@ func latencySection(r rank.Ranking) string {
 			row = append(row, usInterval(float64(q.Us), float64(q.Lo), float64(q.Hi)))
 		}
 		lag := fmt.Sprintf("%.0f / %.0f", float64(c.SendLagP50Us), float64(c.SendLagP99Us))
-		if c.GeneratorBound {
+		switch {
+		case c.GeneratorBound:
 			lag += " **generator-bound**"
+		case c.GeneratorBoundTail:
+			lag += " **tail generator-bound**"
 		}
 		row = append(row, lag)
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")

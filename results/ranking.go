@@ -621,7 +621,10 @@ type LatencyCellSummary struct {
 	// the cell measures the generator as much as the server
 	SendLagP50Us   Num  `json:"send_lag_p50_us"`
 	SendLagP99Us   Num  `json:"send_lag_p99_us"`
-	GeneratorBound bool `json:"generator_bound,omitempty"`
+	GeneratorBound bool `json:"generator_bound,omitempty"` // at the median
+	// GeneratorBoundTail: the same at the 99th percentile (send lag p99
+	// over half the latency p99): the tail figures measure the generator
+	GeneratorBoundTail bool `json:"generator_bound_tail,omitempty"`
 }
 
 // LatencyPercentile is one percentile of a cell: the geometric mean over
