@@ -378,12 +378,14 @@ func TestNativeAgainstItsContainer(t *testing.T) {
 		{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 		{Name: "native", Network: variants.NetworkNative, Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 	}
-	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 16, Pipelines: []int{16},
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 16, Pipelines: []int{64},
 		DataSize: 3, Keyspace: 1000, Duration: time.Second, Warmup: 300 * time.Millisecond, WarmupNext: 100 * time.Millisecond,
 		Trials: 1, Replicates: 2, Windows: 1, AxisReplicates: 2, Runtimes: variants.RuntimesFirst,
 		Latency: &variants.LatencyProfile{Test: "GET", Share: 0.5, Clients: 8, Trials: 2, Duration: time.Second, Warmup: 200 * time.Millisecond, Images: variants.LatencyPrimary}}
 	o.Seed, o.LockFile = 11, t.TempDir()+"/machine.lock"
-	o.Generator = bench.InProcess{}
+	// the tool's own generator, pinned: in a test binary under -race the
+	// in-process one cannot keep two servers busy
+	o.Generator = bench.ExecGenerator{Binary: enginetest.ToolBinary(t)}
 	sum, err := bench.Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +484,7 @@ func TestPodAgainstHost(t *testing.T) {
 		{Name: "host", Network: "host", Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 		{Name: "pod", Network: variants.NetworkPod, Seccomp: "default", ServerCPUs: "0", ClientCPUs: "1"},
 	}
-	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 16, Pipelines: []int{16},
+	o.Profile = variants.Profile{Name: "it", Tests: []string{"SET"}, Clients: 16, Pipelines: []int{64},
 		DataSize: 3, Keyspace: 1000, Duration: time.Second, Warmup: 300 * time.Millisecond, WarmupNext: 100 * time.Millisecond,
 		Trials: 1, Replicates: 2, Windows: 1, AxisReplicates: 2, Runtimes: variants.RuntimesFirst}
 	o.Seed, o.LockFile = 13, t.TempDir()+"/machine.lock"
