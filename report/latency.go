@@ -57,7 +57,7 @@ func latencySection(r rank.Ranking) string {
 				v = "**" + v + "**"
 			}
 			fmt.Fprintf(&b, "| `%s` | `%s` / `%s` | %s | %s | %s | %s |\n", c.Image, c.Runtime, c.Base, c.Q,
-				ratioInterval(float64(c.Ratio), float64(c.Lo), float64(c.Hi)), pFmt(float64(c.P)), v)
+				ratioInterval(float64(c.Ratio), float64(c.Lo), float64(c.Hi)), orDash(pval(float64(c.P))), v)
 		}
 	}
 	b.WriteString("\n")
@@ -84,12 +84,10 @@ func ratioInterval(v, lo, hi float64) string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", v, lo, hi)
 }
 
-func pFmt(p float64) string {
-	switch {
-	case math.IsNaN(p):
+// orDash is s, or "–" for a figure there is none of.
+func orDash(s string) string {
+	if s == "" {
 		return "–"
-	case p < 0.001:
-		return fmt.Sprintf("%.1e", p)
 	}
-	return fmt.Sprintf("%.3f", p)
+	return s
 }
