@@ -199,6 +199,7 @@ func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.
 		th.Primary = plan.References[0].Name
 	}
 	th.Contrasts = pgoContrasts(plan)
+	th.Experiment = plan.Experiment
 	for _, v := range plan.All() {
 		info := report.ImageInfo{Name: v.Name, Kind: v.Kind, Allocator: v.Allocator, Libc: v.Libc}
 		if v.Kind == variants.KindDistro {

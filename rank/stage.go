@@ -55,6 +55,7 @@ func (r *Ranker) Rank(ctx context.Context, trials []Trial, reps []Replicate) (*R
 	if r.LatencyPlan != nil {
 		rk.Latency = Latency(*r.LatencyPlan, r.Latency, rk.Thresholds.Confidence)
 	}
+	rk.Experiment = AnswerClaims(&rk)
 	if len(r.Earlier) > 0 && len(rk.Standings) > 0 && rk.Method == MethodPairs {
 		rt := rk.Standings[0].Runtime
 		runs := append(append([]RunScores(nil), r.Earlier...), RunScores{Name: "this run", Ranking: rk})

@@ -268,6 +268,9 @@ type htmlPage struct {
 	Images    htmlTable
 	Method    template.HTML
 	Headline  template.HTML
+	ExpTitle  string
+	ExpIntro  string
+	Exp       htmlTable
 	Pairs     htmlTable
 	Memory    htmlTable
 	MemIntro  template.HTML
@@ -400,6 +403,21 @@ func HTML(r rank.Ranking, trials []rank.Trial, ctx Context) ([]byte, error) {
 	}
 	p.Method = template.HTML(mdToHTML(methodSection(r, ctx)))
 	p.Headline = template.HTML(mdToHTML(Headline(r)))
+	if e := r.Thresholds.Experiment; e != nil {
+		p.ExpTitle, p.ExpIntro = experimentTitle(e), PlainText(experimentIntro(e))
+		p.Exp.Head = experimentColumns
+		for _, row := range experimentRows(r) {
+			var cells []htmlCell
+			for i, c := range row {
+				cls := ""
+				if i == 2 || i == 3 {
+					cls = "num"
+				}
+				cells = append(cells, htmlCell{Text: PlainText(c), Class: cls})
+			}
+			p.Exp.Rows = append(p.Exp.Rows, cells)
+		}
+	}
 	if len(r.Pairs) > 0 {
 		p.Pairs.Head = []string{"pair", "benchmark", "family", "ratio [CI]", "verdict", "p", "replicates", "windows", "window sd", "side effect", "saturation"}
 		for _, pr := range r.Pairs {
@@ -528,6 +546,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 <details class="facts"><summary>Run facts</summary><ul class="overview">{{range .Overview}}<li>{{.}}</li>{{end}}</ul></details>
 </header>
 {{define "table"}}<div class="scroll"><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>{{end}}</tbody></table></div>{{end}}
+{{if .ExpTitle}}<section id="experiment"><h2>{{.ExpTitle}}</h2><p>{{.ExpIntro}}</p>{{template "table" .Exp}}</section>{{end}}
 {{range .Runtimes}}
 <section class="runtime" id="rt-{{.Name}}">
 <h2>Ranking under <code>{{.Name}}</code></h2>

@@ -232,6 +232,7 @@ func Markdown(r rank.Ranking, ctx Context) []byte {
 	b.WriteString("\n")
 	b.WriteString(overview(r, ctx))
 	b.WriteString("\n")
+	b.WriteString(experimentSection(r))
 	for _, st := range r.Standings {
 		fmt.Fprintf(&b, "## Ranking under `%s`\n\n", st.Runtime)
 		b.WriteString(standingTable(r, st))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis-variants/redis-variants/loadgen"
 	"github.com/redis-variants/redis-variants/rank"
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -82,6 +83,11 @@ func makeFixture(t testing.TB) ([]rank.Trial, rank.Ranking, Context) {
 	}
 	th := rank.DefaultThresholds()
 	th.Primary = "stock"
+	th.Experiment = &variants.Experiment{Number: 5, Title: "six builds", Source: "a blog post", Here: "Redis 7.0.15, not 6.2.4.", Claims: []variants.Claim{
+		{Label: "the tuned build", Published: "+4.4%", Ratio: 1.044, Measure: variants.MeasureThroughput, A: "fast", B: "stock", Runtime: "host"},
+		{Label: "NAT", Published: "about 2x", Ratio: 2, Measure: variants.MeasureThroughput, A: "host", B: "bridge", Runtimes: true},
+		{Label: "tail", Published: "23.60 vs 16.22 us", Ratio: 1.455, Measure: "p99.9", A: "host", B: "bridge", Runtimes: true},
+	}}
 	ctx := Context{
 		RunID:   "20261129-000000",
 		Profile: "quick: 50 clients, 5 s per trial, 1 s warm-up",
@@ -110,6 +116,7 @@ func makeFixture(t testing.TB) ([]rank.Trial, rank.Ranking, Context) {
 		}
 	}
 	rk := rank.Rank(ts, reps, th)
+	rk.Experiment = rank.AnswerClaims(&rk)
 	// The memory workload: three servers an image (the A/A control's too),
 	// the libc build holding more, jemalloc defragmenting.
 	var mem []rank.MemoryTrial

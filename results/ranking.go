@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 // Num is a float64 that encodes NaN and ±Inf as JSON null (and decodes
@@ -82,6 +84,9 @@ type Thresholds struct {
 	// PGO build and the same flags without it), through the primary
 	// reference both were co-scheduled with.
 	Contrasts []Contrast `json:"contrasts,omitempty"`
+	// Experiment is the published measurement the variants file
+	// reproduces: Ranking.Experiment answers its claims (nil: none).
+	Experiment *variants.Experiment `json:"experiment,omitempty"`
 }
 
 // Contrast names two images to compare directly: Image against Versus.
@@ -327,6 +332,9 @@ type Ranking struct {
 	Memory *MemoryRanking `json:"memory,omitempty"`
 	// Latency is the fixed-rate latency measure (nil: none in the run).
 	Latency *LatencyRanking `json:"latency,omitempty"`
+	// Experiment answers Thresholds.Experiment's claims from this ranking
+	// (nil: the file reproduces no published experiment).
+	Experiment []ClaimResult `json:"experiment,omitempty"`
 	// RunEffect is the run effect measured on this machine kind from the
 	// earlier runs of these images found beside this one (nil: none was
 	// found). The run's own intervals are within-run; this says how much

@@ -198,6 +198,8 @@ type rawFile struct {
 	runtimes      []Runtime
 	runtimesSet   bool
 	profiles      map[string]Profile
+	experiment    *Experiment
+	claimNodes    []claimNodes
 }
 
 var (
@@ -206,7 +208,7 @@ var (
 	referenceFields = []string{"name", "kind", "description", "base", "redis", "source", "image", "recipe"}
 	matrixFields    = append([]string{"name", "description", "axes", "include", "exclude"}, buildFields...)
 	includeFields   = append([]string{"name", "description"}, buildFields...)
-	topFields       = []string{"defaults", "sources", "references", "variants", "matrix", "runtimes", "profiles"}
+	topFields       = []string{"defaults", "sources", "references", "variants", "matrix", "runtimes", "profiles", "experiment"}
 	sourceFields    = []string{"version", "url", "path", "sha256", "fallbacks"}
 	fallbackFields  = []string{"url", "sha256"}
 	pgoFields       = []string{"train"}
@@ -729,6 +731,8 @@ func decodeFile(c *collector, root *yaml.Node) *rawFile {
 			rf.runtimes = c.decodeRuntimes(p.v)
 		case "profiles":
 			rf.profiles = c.decodeProfiles(p.v)
+		case "experiment":
+			rf.experiment, rf.claimNodes = c.decodeExperiment(p.v)
 		default:
 			c.errf(p.k, p.key, "unknown field%s%s; fields starting with x- are ignored", suggest(p.key, topFields), accepted(topFields))
 		}

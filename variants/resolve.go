@@ -111,6 +111,10 @@ func resolve(c *collector, rf *rawFile) *Plan {
 		}
 		same[v.ID] = v
 	}
+	if rf.experiment != nil {
+		c.checkClaims(p, rf.experiment, rf.claimNodes)
+		p.Experiment = rf.experiment
+	}
 	return p
 }
 

@@ -295,7 +295,10 @@ type Plan struct {
 	Runtimes   []Runtime          `json:"runtimes"`
 	Profiles   map[string]Profile `json:"profiles"`
 	Sources    map[string]Source  `json:"sources"`
-	Warnings   []Diagnostic       `json:"warnings,omitempty"`
+	// Experiment is the published measurement the file reproduces (nil:
+	// none).
+	Experiment *Experiment  `json:"experiment,omitempty"`
+	Warnings   []Diagnostic `json:"warnings,omitempty"`
 }
 
 // BaseImages returns the base images the plan's entries use, each once, in

@@ -13,7 +13,7 @@ func TestRootHasEveryCommand(t *testing.T) {
 		names = append(names, c.Name())
 	}
 	for _, want := range []string{"plan", "fetch", "build", "verify", "bench", "rank", "run", "publish",
-		"compare", "history", "loadgen", "doctor", "smoke", "seed-base", "seed-official"} {
+		"compare", "history", "loadgen", "doctor", "smoke", "seed-base", "seed-official", "experiments"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %q command; have %v", want, names)
 		}
