@@ -6,6 +6,7 @@ package machine
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -22,6 +23,41 @@ type Info struct {
 	Flags    []string `json:"flags,omitempty"`
 	Kernel   string   `json:"kernel"`
 	Cgroup   string   `json:"cgroup"` // v1, v2, hybrid
+	// SeccompBPF says how this kernel runs a seccomp filter (SeccompBPF()):
+	// what Docker's default profile costs each system call depends on it.
+	SeccompBPF string `json:"seccomp_bpf,omitempty"`
+}
+
+// String is the machine in one line, for reports.
+func (in Info) String() string {
+	s := fmt.Sprintf("%s, %d CPUs (x86-64-%s), kernel %s, cgroup %s", in.CPUModel, in.CPUs, in.Level, in.Kernel, in.Cgroup)
+	if in.SeccompBPF != "" {
+		s += ", seccomp filters " + in.SeccompBPF
+	}
+	return s
+}
+
+// SeccompBPF describes how the kernel runs BPF programs, seccomp filters
+// among them: JIT-compiled or interpreted (net.core.bpf_jit_enable), and
+// whether the interpreter is built at all (CONFIG_BPF_JIT_ALWAYS_ON, from
+// the kernel's config where /boot or /proc has it). An old kernel that
+// interpreted them paid for every system call under Docker's default
+// profile; a JIT-always kernel cannot show that cost.
+func SeccompBPF(procSys, kernelConfig string) string {
+	b, err := os.ReadFile(filepath.Join(procSys, "net/core/bpf_jit_enable"))
+	if err != nil {
+		return ""
+	}
+	v := strings.TrimSpace(string(b))
+	desc := map[string]string{"0": "interpreted", "1": "JIT-compiled", "2": "JIT-compiled (debug)"}[v]
+	if desc == "" {
+		desc = "bpf_jit_enable " + v
+	}
+	desc += " (net.core.bpf_jit_enable=" + v
+	if cfg, err := os.ReadFile(kernelConfig); err == nil && strings.Contains(string(cfg), "\nCONFIG_BPF_JIT_ALWAYS_ON=y") {
+		desc += "; CONFIG_BPF_JIT_ALWAYS_ON: no interpreter is built, so the interpreted filter's cost cannot be shown here"
+	}
+	return desc + ")"
 }
 
 // Levels lists the CPU flags (as /proc/cpuinfo names them) each x86-64
@@ -146,6 +182,7 @@ func Read() (Info, error) {
 		var u syscall.Utsname
 		if syscall.Uname(&u) == nil {
 			in.Kernel = utsString(u.Release[:])
+			in.SeccompBPF = SeccompBPF("/proc/sys", "/boot/config-"+in.Kernel)
 		}
 		host.info = in
 	})

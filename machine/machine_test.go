@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -81,5 +83,35 @@ func TestReadThisMachine(t *testing.T) {
 	in.Flags[0] = "changed"
 	if again, _ := Read(); again.Flags[0] == "changed" {
 		t.Fatal("Read hands out its cached flags")
+	}
+}
+
+func TestSeccompBPF(t *testing.T) {
+	dir := t.TempDir()
+	sys := filepath.Join(dir, "sys")
+	if err := os.MkdirAll(filepath.Join(sys, "net/core"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config")
+	if got := SeccompBPF(sys, cfg); got != "" {
+		t.Errorf("no sysctl: %q", got)
+	}
+	for _, c := range []struct{ jit, cfg, want string }{
+		{"1\n", "CONFIG_BPF_JIT=y\nCONFIG_BPF_JIT_ALWAYS_ON=y\n", "JIT-compiled (net.core.bpf_jit_enable=1; CONFIG_BPF_JIT_ALWAYS_ON: no interpreter"},
+		{"0\n", "CONFIG_BPF_JIT=y\n# CONFIG_BPF_JIT_ALWAYS_ON is not set\n", "interpreted (net.core.bpf_jit_enable=0)"},
+		{"1\n", "", "JIT-compiled (net.core.bpf_jit_enable=1)"},
+	} {
+		if err := os.WriteFile(filepath.Join(sys, "net/core/bpf_jit_enable"), []byte(c.jit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, []byte(c.cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := SeccompBPF(sys, cfg); !strings.HasPrefix(got, c.want) {
+			t.Errorf("jit %q config %q: %q, want it to start %q", c.jit, c.cfg, got, c.want)
+		}
+	}
+	if in, err := Read(); err == nil && in.SeccompBPF == "" {
+		t.Errorf("this machine's seccomp BPF mode is not read: %+v", in)
 	}
 }

@@ -148,6 +148,9 @@ func earlierRuns(root, dir string) ([]rank.RunScores, []string) {
 
 func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.Thresholds, problems []string) {
 	ctx = report.Context{RunID: filepath.Base(run.Dir)}
+	if m, err := run.Machine(); err == nil && m.CPUModel != "" {
+		ctx.Host = m.String()
+	}
 	th = rank.DefaultThresholds()
 	th.Primary = primary
 
