@@ -4,7 +4,9 @@
 package machine
 
 import (
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,6 +30,26 @@ type Info struct {
 	SeccompBPF string `json:"seccomp_bpf,omitempty"`
 }
 
+// readConfig reads a kernel's build configuration, gzipped
+// (/proc/config.gz) or not (/boot/config-*).
+func readConfig(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", path, err)
+		}
+		r = zr
+	}
+	b, err := io.ReadAll(io.LimitReader(r, 16<<20))
+	return string(b), err
+}
+
 // String is the machine in one line, for reports.
 func (in Info) String() string {
 	s := fmt.Sprintf("%s, %d CPUs (x86-64-%s), kernel %s, cgroup %s", in.CPUModel, in.CPUs, in.Level, in.Kernel, in.Cgroup)
@@ -43,7 +65,7 @@ func (in Info) String() string {
 // the kernel's config where /boot or /proc has it). An old kernel that
 // interpreted them paid for every system call under Docker's default
 // profile; a JIT-always kernel cannot show that cost.
-func SeccompBPF(procSys, kernelConfig string) string {
+func SeccompBPF(procSys string, kernelConfigs ...string) string {
 	b, err := os.ReadFile(filepath.Join(procSys, "net/core/bpf_jit_enable"))
 	if err != nil {
 		return ""
@@ -54,8 +76,15 @@ func SeccompBPF(procSys, kernelConfig string) string {
 		desc = "bpf_jit_enable " + v
 	}
 	desc += " (net.core.bpf_jit_enable=" + v
-	if cfg, err := os.ReadFile(kernelConfig); err == nil && strings.Contains(string(cfg), "\nCONFIG_BPF_JIT_ALWAYS_ON=y") {
-		desc += "; CONFIG_BPF_JIT_ALWAYS_ON: no interpreter is built, so the interpreted filter's cost cannot be shown here"
+	for _, path := range kernelConfigs {
+		cfg, err := readConfig(path)
+		if err != nil {
+			continue
+		}
+		if strings.Contains("\n"+cfg, "\nCONFIG_BPF_JIT_ALWAYS_ON=y") {
+			desc += "; CONFIG_BPF_JIT_ALWAYS_ON: no interpreter is built, so the interpreted filter's cost cannot be shown here"
+		}
+		break
 	}
 	return desc + ")"
 }
@@ -182,7 +211,7 @@ func Read() (Info, error) {
 		var u syscall.Utsname
 		if syscall.Uname(&u) == nil {
 			in.Kernel = utsString(u.Release[:])
-			in.SeccompBPF = SeccompBPF("/proc/sys", "/boot/config-"+in.Kernel)
+			in.SeccompBPF = SeccompBPF("/proc/sys", "/proc/config.gz", "/boot/config-"+in.Kernel)
 		}
 		host.info = in
 	})

@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -107,8 +109,19 @@ func TestSeccompBPF(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte(c.cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := SeccompBPF(sys, cfg); !strings.HasPrefix(got, c.want) {
+		if got := SeccompBPF(sys, filepath.Join(dir, "absent"), cfg); !strings.HasPrefix(got, c.want) {
 			t.Errorf("jit %q config %q: %q, want it to start %q", c.jit, c.cfg, got, c.want)
+		}
+		// the same configuration gzipped, as /proc/config.gz has it
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write([]byte(c.cfg))
+		zw.Close()
+		if err := os.WriteFile(cfg+".gz", gz.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := SeccompBPF(sys, cfg+".gz"); !strings.HasPrefix(got, c.want) {
+			t.Errorf("jit %q config.gz %q: %q, want it to start %q", c.jit, c.cfg, got, c.want)
 		}
 	}
 	if in, err := Read(); err == nil && in.SeccompBPF == "" {

@@ -16,6 +16,9 @@ type Comparison struct {
 	// Agreement is the two-run check (per-image z, Kendall τ): only when
 	// two runs are compared.
 	Agreement *rank.Agreement `json:"agreement,omitempty"`
+	// Latency compares the two runs' fixed-rate latency percentiles (two
+	// runs, both with the measure).
+	Latency *rank.LatencyAgreement `json:"latency,omitempty"`
 	// Merged is every run merged with a random run effect.
 	Merged rank.Merged `json:"merged"`
 }
@@ -53,10 +56,14 @@ func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
 	if len(runs) == 2 {
 		ag := rank.Agree(runs[0].Ranking, runs[1].Ranking, rt)
 		cmp.Agreement = &ag
+		cmp.Latency = rank.AgreeLatency(runs[0].Ranking.Latency, runs[1].Ranking.Latency)
 	}
-	m, err := rank.Merge(runs, rt, rank.DefaultThresholds())
-	if err != nil {
-		return fmt.Errorf("merging %s: %w", strings.Join(dirs, ", "), err)
+	m, mergeErr := rank.Merge(runs, rt, rank.DefaultThresholds())
+	if mergeErr != nil {
+		mergeErr = fmt.Errorf("merging %s: %w", strings.Join(dirs, ", "), mergeErr)
+		if cmp.Latency == nil || len(cmp.Latency.Cells) == 0 {
+			return mergeErr
+		}
 	}
 	cmp.Merged = m
 	out := c.Out
@@ -77,6 +84,20 @@ func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
 		}
 		fmt.Fprintf(out, "\nlargest |z|: %s; Σz² = %s on %d df; Kendall τ over the %d pairs both runs separate: %s; over every pair: %s\n\n",
 			f2(float64(ag.MaxAbsZ)), f2(float64(ag.SumZ2)), len(ag.Images), ag.TauPairs, f2(float64(ag.Tau)), f2(float64(ag.TauAll)))
+	}
+	if la := cmp.Latency; la != nil && len(la.Cells) > 0 {
+		fmt.Fprintf(out, "Fixed-rate latency, runs %s (A, %.0f req/s) and %s (B, %.0f req/s), each cell's percentile (µs, geometric mean over its trials):\n\n", runs[0].Name, la.Rates[0], runs[1].Name, la.Rates[1])
+		fmt.Fprintln(out, "| image | runtime | percentile | A | B | z (A vs B) |")
+		fmt.Fprintln(out, "|---|---|---|---:|---:|---:|")
+		for _, p := range la.Cells {
+			fmt.Fprintf(out, "| `%s` | `%s` | %s | %.1f | %.1f | %+.2f |\n", p.Image, p.Runtime, p.Q, float64(p.AUs), float64(p.BUs), float64(p.Z))
+		}
+		fmt.Fprintf(out, "\nlargest |z|: %s; Σz² = %s on %d df (χ²'s 95%% band [%.1f, %.1f])\n\n", f2(float64(la.MaxAbsZ)), f2(float64(la.SumZ2)), len(la.Cells), la.Band[0], la.Band[1])
+	}
+	if mergeErr != nil {
+		// the latency agreement is the answer here; the scores could not be merged
+		fmt.Fprintf(out, "The runs' scores are not merged: %v\n", mergeErr)
+		return nil
 	}
 	fmt.Fprintf(out, "%d runs merged under %s with a random run effect, each image vs %s:\n\n", len(runs), rt, m.Primary)
 	fmt.Fprint(out, "| rank | image |")

@@ -3,6 +3,8 @@ package rank
 import (
 	"math"
 	"sort"
+
+	"github.com/redis-variants/redis-variants/results"
 )
 
 // ImageAgreement is one image's primary score in two runs and the z of
@@ -137,4 +139,67 @@ func sameDraws(a, b Ranking, rt, image string) bool {
 		}
 	}
 	return true
+}
+
+// PercentileAgreement is one cell's percentile in two runs and the z of
+// their difference on the log scale.
+type PercentileAgreement struct {
+	Image   string `json:"image"`
+	Runtime string `json:"runtime"`
+	Q       string `json:"q"`
+	AUs     Num    `json:"a_us"`
+	BUs     Num    `json:"b_us"`
+	Z       Num    `json:"z"` // (log A − log B) / sqrt(se_A² + se_B²)
+}
+
+// LatencyAgreement compares two runs' fixed-rate latency percentiles:
+// each cell both measured, each percentile, z from the two runs' own
+// standard errors; Σz² is χ² on len(Cells) df when the runs differ only
+// by their within-run errors (each run fixes its rate from its own
+// capacities: Rates says how far apart they were).
+type LatencyAgreement struct {
+	Cells   []PercentileAgreement `json:"cells"`
+	MaxAbsZ Num                   `json:"max_abs_z"`
+	SumZ2   Num                   `json:"sum_z2"`
+	Rates   [2]float64            `json:"rates"`
+	// Band is χ²'s central 95% on len(Cells) df: Σz² outside it says the
+	// runs differ by more (or less) than their own errors.
+	Band [2]float64 `json:"band"`
+}
+
+// AgreeLatency compares the latency measures of two rankings (nil when
+// either has none).
+func AgreeLatency(a, b *LatencyRanking) *LatencyAgreement {
+	if a == nil || b == nil {
+		return nil
+	}
+	ag := &LatencyAgreement{MaxAbsZ: nan, SumZ2: nan, Rates: [2]float64{a.Plan.Rate, b.Plan.Rate}}
+	type key struct{ image, rt, q string }
+	pb := map[key]results.LatencyPercentile{}
+	for _, c := range b.Cells {
+		for _, p := range c.Percentiles {
+			pb[key{c.Image, c.Runtime, p.Q}] = p
+		}
+	}
+	maxZ, sz2, n := math.NaN(), 0.0, 0
+	for _, c := range a.Cells {
+		for _, x := range c.Percentiles {
+			y, ok := pb[key{c.Image, c.Runtime, x.Q}]
+			if !ok || x.SELog.IsNaN() || y.SELog.IsNaN() || x.Us.IsNaN() || y.Us.IsNaN() {
+				continue
+			}
+			z := (math.Log(float64(x.Us)) - math.Log(float64(y.Us))) / math.Hypot(float64(x.SELog), float64(y.SELog))
+			ag.Cells = append(ag.Cells, PercentileAgreement{Image: c.Image, Runtime: c.Runtime, Q: x.Q, AUs: x.Us, BUs: y.Us, Z: Num(z)})
+			if math.IsNaN(maxZ) || math.Abs(z) > maxZ {
+				maxZ = math.Abs(z)
+			}
+			sz2 += z * z
+			n++
+		}
+	}
+	if n > 0 {
+		ag.MaxAbsZ, ag.SumZ2 = Num(maxZ), Num(sz2)
+		ag.Band = [2]float64{chi2Quantile(0.025, float64(n)), chi2Quantile(0.975, float64(n))}
+	}
+	return ag
 }

@@ -73,3 +73,29 @@ func TestAnswerClaims(t *testing.T) {
 		t.Errorf("missing image claim: %+v", g)
 	}
 }
+
+// TestAgreeLatency: two runs' percentiles, z from their own errors; a
+// cell one run lacks, or a percentile without an error, is left out.
+func TestAgreeLatency(t *testing.T) {
+	cell := func(rt string, p50, se float64) results.LatencyCellSummary {
+		return results.LatencyCellSummary{LatencyCell: results.LatencyCell{Image: "stock", Runtime: rt}, N: 8,
+			Percentiles: []results.LatencyPercentile{{Q: "p50", Us: Num(p50), SELog: Num(se)}, {Q: "p99", Us: Num(2 * p50), SELog: nan}}}
+	}
+	a := &LatencyRanking{Plan: results.LatencyPlan{Rate: 20000}, Cells: []results.LatencyCellSummary{cell("native", 100, 0.03), cell("bridge", 300, 0.04), cell("host", 90, 0.02)}}
+	b := &LatencyRanking{Plan: results.LatencyPlan{Rate: 18000}, Cells: []results.LatencyCellSummary{cell("native", 110, 0.04), cell("bridge", 300, 0.03)}}
+	ag := AgreeLatency(a, b)
+	if ag == nil || len(ag.Cells) != 2 || ag.Rates != [2]float64{20000, 18000} {
+		t.Fatalf("agreement %+v", ag)
+	}
+	z := math.Log(100.0/110) / 0.05
+	if math.Abs(float64(ag.Cells[0].Z)-z) > 1e-9 || ag.Cells[1].Z != 0 || math.Abs(float64(ag.SumZ2)-z*z) > 1e-9 || math.Abs(float64(ag.MaxAbsZ)-math.Abs(z)) > 1e-9 {
+		t.Errorf("z %v, Σz² %v, max %v; want %v", ag.Cells, ag.SumZ2, ag.MaxAbsZ, z)
+	}
+	// χ² on 2 df: the central 95% is [0.051, 7.38]
+	if math.Abs(ag.Band[0]-0.0506) > 1e-3 || math.Abs(ag.Band[1]-7.378) > 1e-2 {
+		t.Errorf("band %v", ag.Band)
+	}
+	if AgreeLatency(a, nil) != nil {
+		t.Error("a run without the measure compared")
+	}
+}

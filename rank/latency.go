@@ -74,12 +74,12 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 			}
 			cs.N = max(cs.N, len(xs))
 			m, se, df := meanSE(xs)
-			p := results.LatencyPercentile{Q: q.name, Us: Num(math.Exp(m)), Lo: Num(math.NaN()), Hi: Num(math.NaN())}
+			p := results.LatencyPercentile{Q: q.name, Us: Num(math.Exp(m)), Lo: Num(math.NaN()), Hi: Num(math.NaN()), SELog: Num(math.NaN())}
 			if len(xs) == 0 {
 				p.Us = Num(math.NaN())
 			} else if df > 0 {
 				h := studentQuantile(1-(1-confidence)/2, df) * se
-				p.Lo, p.Hi = Num(math.Exp(m-h)), Num(math.Exp(m+h))
+				p.Lo, p.Hi, p.SELog = Num(math.Exp(m-h)), Num(math.Exp(m+h)), Num(se)
 			}
 			cs.Percentiles = append(cs.Percentiles, p)
 		}

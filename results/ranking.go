@@ -642,6 +642,9 @@ type LatencyPercentile struct {
 	Us Num    `json:"us"`
 	Lo Num    `json:"lo"`
 	Hi Num    `json:"hi"`
+	// SELog is the standard error of the log of Us (the t interval's):
+	// two runs' figures are compared with it (rank.AgreeLatency).
+	SELog Num `json:"se_log"`
 }
 
 // LatencyComparison is one runtime's percentile against the first

@@ -1131,7 +1131,9 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 					continue
 				}
 				lo := 1
-				if f.key == "keyspace" || f.key == "trials" || f.key == "axis_replicates" {
+				// replicates: 0 is standalone trials only (no co-scheduled
+				// pairs, so no calibration): for a path no pair can saturate
+				if f.key == "keyspace" || f.key == "trials" || f.key == "axis_replicates" || f.key == "replicates" {
 					lo = 0
 				}
 				if v < lo {
