@@ -823,3 +823,25 @@ func TestExecGeneratorRefusesATestBinary(t *testing.T) {
 		t.Fatalf("Generate from a test binary: %v", err)
 	}
 }
+
+// A benchmark whose requests outlast a window at the profile's load goes
+// down the ladder, not up: halving the connections to one.
+func TestLighterLoads(t *testing.T) {
+	for _, c := range []struct {
+		from results.Load
+		want []results.Load
+	}{
+		{results.Load{Clients: 25, Threads: 3}, []results.Load{{Clients: 12}, {Clients: 6}, {Clients: 3}, {Clients: 1}}},
+		{results.Load{Clients: 4}, []results.Load{{Clients: 2}, {Clients: 1}}},
+		{results.Load{Clients: 1}, nil},
+	} {
+		if got := lighter(c.from); !slices.Equal(got, c.want) {
+			t.Errorf("lighter(%v) = %v, want %v", c.from, got, c.want)
+		}
+	}
+	ok := results.Window{Image: results.SideStats{Requests: 75}, Base: results.SideStats{Requests: 80}}
+	none := results.Window{Image: results.SideStats{Requests: 250}, Base: results.SideStats{Requests: 0}}
+	if starved([]results.Window{ok, ok}) || !starved([]results.Window{ok, none}) {
+		t.Error("starved: want true exactly when a side finished no request in a window")
+	}
+}
