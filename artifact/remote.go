@@ -26,9 +26,9 @@ import (
 	"github.com/redis-variants/redis-variants/results"
 )
 
-// emptyConfig is the OCI empty descriptor's content, the config of every
+// EmptyConfig is the OCI empty descriptor's content, the config of every
 // artifact.
-var emptyConfig = static.NewLayer([]byte("{}"), types.OCIEmptyJSON)
+var EmptyConfig = static.NewLayer([]byte("{}"), types.OCIEmptyJSON)
 
 // options adds the referrers tag fallback to the caller's options: without
 // it a registry lacking the referrers API could not hold attachments.
@@ -36,16 +36,17 @@ func options(opts []remote.Option) []remote.Option {
 	return append(slices.Clone(opts), remote.WithReferrersTagFallback(true))
 }
 
-type rawManifest struct {
-	raw []byte
-}
+// RawManifest is an OCI image manifest pushed as these exact bytes (an
+// artifact's manifest, which go-containerregistry's image types would
+// rewrite).
+type RawManifest []byte
 
-func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
-func (m rawManifest) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
+func (m RawManifest) RawManifest() ([]byte, error)        { return m, nil }
+func (m RawManifest) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
 
 // Manifest returns the artifact manifest of b attached to subject.
 func (b *Bundle) Manifest(subject v1.Descriptor) ([]byte, error) {
-	cd, err := emptyConfig.Digest()
+	cd, err := EmptyConfig.Digest()
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func Push(ctx context.Context, b *Bundle, repo name.Repository, subject v1.Descr
 	if err != nil {
 		return name.Digest{}, fmt.Errorf("pushing the results of %s to %s: %w", b.Run, repo, err)
 	}
-	for _, l := range append([]v1.Layer{emptyConfig}, b.Layers...) {
+	for _, l := range append([]v1.Layer{EmptyConfig}, b.Layers...) {
 		if err := p.Upload(ctx, repo, l); err != nil {
 			return name.Digest{}, fmt.Errorf("pushing the results of %s to %s: uploading a blob%s: %w", b.Run, repo, StatusOf(err), err)
 		}
@@ -88,7 +89,7 @@ func Push(ctx context.Context, b *Bundle, repo name.Repository, subject v1.Descr
 		return name.Digest{}, err
 	}
 	ref := repo.Digest(h.String())
-	if err := p.Put(ctx, ref, rawManifest{raw}); err != nil {
+	if err := p.Put(ctx, ref, RawManifest(raw)); err != nil {
 		return name.Digest{}, fmt.Errorf("pushing the results of %s as %s%s: %w", b.Run, ref, StatusOf(err), err)
 	}
 	desc, err := remote.Head(ref, opts...)

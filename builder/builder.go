@@ -22,11 +22,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	bk "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
+	"github.com/redis-variants/redis-variants/profiles"
 	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/solve"
@@ -86,6 +89,14 @@ type Options struct {
 	// builds what another one built already from the registry.
 	CacheTo   string
 	CacheFrom []string
+	// ProfilesFrom are registry repositories a PGO build looks in for a
+	// stored profile of its key (profiles.Key) before training: the first
+	// that has one serves, and the build trains nothing. ProfilesTo is
+	// where a PGO build stores the profile it trained (nil: nowhere).
+	// RegistryOptions are go-containerregistry's options for both.
+	ProfilesFrom    []name.Repository
+	ProfilesTo      *name.Repository
+	RegistryOptions []remote.Option
 	// PushAs pushes the named variants' images to these full references
 	// (registry/repository:tag) as well; set-up uses it to place the
 	// rebuilt official image in the local registry under Docker Hub's name.
@@ -243,20 +254,47 @@ func (b *Builder) Build(ctx context.Context, v variants.Variant) Result {
 	}
 
 	if rec.BuildArgs["PGO_STAGE"] == "pgo-train" {
-		// The training first, its profile exported into the run folder;
-		// the image's build then reuses the cached stages and is handed
-		// the profile's digest for its labels.
-		prec := rec
-		prec.Target = dockerfiles.TargetPGOExport
-		if tr, err := b.solve(ctx, v, prec, logPath, &r); err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
-			}
-			return fail(fmt.Errorf("pgo training: %w", err), tr.failureTail(err))
-		}
-		prof, err := readProfile(b.opt.Run.Path(results.PGORel(v.Name)))
+		// A stored profile of the same key, when a registry has one;
+		// else the training first, its profile exported into the run
+		// folder (and stored, when asked). The image's build then reuses
+		// the cached stages and is handed the profile's digest for its
+		// labels.
+		dir := b.opt.Run.Path(results.PGORel(v.Name))
+		key, err := b.profileKey(v, rec)
 		if err != nil {
 			return fail(err, nil)
+		}
+		stored, err := b.storedProfile(ctx, v, key, dir)
+		if err != nil {
+			return fail(err, nil)
+		}
+		if stored != nil {
+			dockerfiles.UseStoredProfile(&rec, dir, stored.CPU)
+			r.Recipe = rec.BuildArgs["RECIPE_DIGEST"]
+		} else {
+			prec := rec
+			prec.Target = dockerfiles.TargetPGOExport
+			if tr, err := b.solve(ctx, v, prec, logPath, &r); err != nil {
+				if ctx.Err() != nil {
+					err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
+				}
+				return fail(fmt.Errorf("pgo training: %w", err), tr.failureTail(err))
+			}
+		}
+		prof, err := readProfile(dir)
+		if err != nil {
+			return fail(err, nil)
+		}
+		prof.TrainedOn = rec.BuildArgs["PGO_TRAINED_ON"]
+		if stored != nil {
+			prof.From = stored.Ref.String()
+		} else if b.opt.ProfilesTo != nil {
+			s, err := profiles.Push(ctx, *b.opt.ProfilesTo, key, dir, v.Name, prof.TrainedOn, b.opt.RegistryOptions...)
+			if err != nil {
+				return fail(err, nil)
+			}
+			prof.Stored = s.Ref.String()
+			b.say(v.Name, fmt.Sprintf("stored its pgo profile %s as %s", short(prof.SHA256), s.Ref))
 		}
 		r.PGO = prof
 		rec.BuildArgs = maps.Clone(rec.BuildArgs)
@@ -544,6 +582,43 @@ func (b *Builder) cacheImports(key string) []bk.CacheOptionsEntry {
 		out = append(out, solve.RegistryCache(cacheTag(r, key), insecureRegistry(host)))
 	}
 	return out
+}
+
+// profileKey is what v's PGO profile depends on: its spec (the training
+// included), what of the recipe the training runs and the load generator.
+func (b *Builder) profileKey(v variants.Variant, rec dockerfiles.Recipe) (profiles.Key, error) {
+	td, err := dockerfiles.TrainingDigest(rec)
+	if err != nil {
+		return profiles.Key{}, err
+	}
+	lg, err := profiles.LoadgenDigest(filepath.Join(rec.Contexts[dockerfiles.LoadgenContext], dockerfiles.LoadgenBinary))
+	if err != nil {
+		return profiles.Key{}, fmt.Errorf("pgo: %w", err)
+	}
+	return profiles.Key{Kind: "pgo", Spec: string(variants.Spec(v)), Recipe: td, Loadgen: lg}, nil
+}
+
+// storedProfile pulls the profile of key into dir from the first of
+// ProfilesFrom that has one (nil: none has, or none is given). A registry
+// that cannot be read is said, and the next one asked; a stored profile
+// that does not match what it claims fails the build.
+func (b *Builder) storedProfile(ctx context.Context, v variants.Variant, key profiles.Key, dir string) (*profiles.Stored, error) {
+	for _, repo := range b.opt.ProfilesFrom {
+		s, ok, err := profiles.Lookup(ctx, repo, key, b.opt.RegistryOptions...)
+		if err != nil {
+			b.say(v.Name, fmt.Sprintf("no stored pgo profile from %s: %v", repo, err))
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if err := profiles.Pull(ctx, s, dir, b.opt.RegistryOptions...); err != nil {
+			return nil, fmt.Errorf("pgo: pulling the stored profile %s: %w", s.Ref, err)
+		}
+		b.say(v.Name, fmt.Sprintf("pgo profile %s from %s (trained on %s for %s): no training", short(s.SHA256), s.Ref, s.CPU, s.Variant))
+		return &s, nil
+	}
+	return nil, nil
 }
 
 // readProfile reads what a PGO build's training exported into dir: the

@@ -2,15 +2,19 @@ package builder
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
@@ -20,8 +24,8 @@ import (
 )
 
 // Profile-guided builds on the real daemons: gcc and clang, each trained
-// by the real load generator inside BuildKit, next to the same spec
-// without PGO; then a training whose generator fails.
+// by the real load generator inside BuildKit, and a BOLT build, next to
+// the same spec without either; then a training whose generator fails.
 const pgoYAML = `
 sources:
   redis-7.0.15:
@@ -34,6 +38,8 @@ variants:
      pgo: {train: {tests: [set, get, lrange_100], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}}}
   - {name: clang-o2-libc-pgo, compiler: clang-16, opt: O2, allocator: libc,
      pgo: {train: {tests: [set, get], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}}}
+  - {name: gcc-o2-libc-bolt, compiler: gcc-12, opt: O2, allocator: libc,
+     bolt: {train: {tests: [set, get, lrange_100], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}}}
 `
 
 // staticLoadgen builds the static redis-loadgen into a folder of its own.
@@ -136,6 +142,36 @@ func TestPGOBuildIntegration(t *testing.T) {
 		}
 	}
 
+	// BOLT: the image's redis-server is the binary BOLT wrote (its marker
+	// section, bolt.txt's sha256, functions moved), not the plain build's;
+	// linked again for BOLT, the code was make's own.
+	r := by["gcc-o2-libc-bolt"]
+	bin, err := eng.CopyFileFromImage(ctx, r.Image, r.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := verify.ReadBinary(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := eng.CopyFileFromImage(ctx, r.Image, verify.BOLTReportPath)
+	if err != nil {
+		t.Fatalf("gcc-o2-libc-bolt: no %s in the image: %v", verify.BOLTReportPath, err)
+	}
+	for _, c := range verify.BOLTChecks(bin, info, verify.ParseBOLTReport(rep), r.Labels) {
+		if !c.OK {
+			t.Errorf("gcc-o2-libc-bolt: %s: %s\n%s", c.Name, c.Detail, rep)
+		} else {
+			t.Logf("gcc-o2-libc-bolt: %s: %s", c.Name, c.Detail)
+		}
+	}
+	if string(bin) == string(plainBin) {
+		t.Error("gcc-o2-libc-bolt: redis-server is the same binary as gcc-o2-libc's")
+	}
+	if b := verify.ParseBOLTReport(rep); b.RelinkedTextSame != "yes" {
+		t.Errorf("gcc-o2-libc-bolt: linked again with --emit-relocs, the code is not make's own (relinked_text_same %q)", b.RelinkedTextSame)
+	}
+
 	// A training that fails (its generator exits 1) fails that variant,
 	// naming the training step with its log's tail; the others build.
 	bad := t.TempDir()
@@ -162,5 +198,89 @@ func TestPGOBuildIntegration(t *testing.T) {
 				t.Errorf("gcc-o2-libc-pgo: error %q, tail:\n%s\nwant the training's failure", r.Error, tail)
 			}
 		}
+	}
+}
+
+// A profile that travels: the PGO build on this machine's buildkitd
+// stores its trained profile in the local registry; a second buildkitd
+// started with an empty cache (another machine, as far as BuildKit can
+// tell) builds the same variant from the stored profile without training,
+// and its redis-server is the same binary, byte for byte.
+func TestStoredProfileOnFreshBuilder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs buildkitd, Docker Engine and the local registry")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	root := enginetest.RepoRoot(t)
+	sources := filepath.Join(root, ".state", "cache", "sources")
+	plan, err := variants.Parse("pgo.yaml", []byte(pgoYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v variants.Variant
+	for _, e := range plan.All() {
+		if e.Name == "gcc-o2-libc-pgo" {
+			v = e
+		}
+	}
+	env := newTestEnv(ctx, t, root, sources)
+	ropt := env.recipe
+	ropt.LoadgenDir = staticLoadgen(t)
+	id := make([]byte, 6)
+	rand.Read(id)
+	repo, err := name.NewRepository(fmt.Sprintf("%s/test-stored-profiles-%x", enginetest.Registry(), id), name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b1, _ := env.builder("first", ropt, true)
+	b1.opt.ProfilesTo = &repo
+	first := b1.Build(ctx, v)
+	if first.Status != StatusOK || first.PGO == nil || first.PGO.Stored == "" || first.PGO.From != "" {
+		t.Fatalf("first build: %s %s, profile %+v; want built, trained here and stored\n%s", first.Status, first.Error, first.PGO, strings.Join(first.LogTail, "\n"))
+	}
+	firstBin, err := env.eng.CopyFileFromImage(ctx, first.Image, first.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := startBuildkitd(t, root)
+	defer d.stop()
+	_, run2 := env.builder("second", ropt, true)
+	b2, err := New(ctx, Options{Host: d.addr, Jobs: 1, Run: run2, RunsRoot: env.runs, Engine: env.eng, Recipe: ropt, Force: true,
+		Progress: testPrinter(t), ProfilesFrom: []name.Repository{repo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	start := time.Now()
+	second := b2.Build(ctx, v)
+	t.Logf("the fresh builder: %s, %d of %d steps cached", time.Since(start).Round(time.Second), second.CachedSteps, second.TotalSteps)
+	if second.Status != StatusOK || second.PGO == nil {
+		t.Fatalf("second build: %s %s\n%s", second.Status, second.Error, strings.Join(second.LogTail, "\n"))
+	}
+	if second.PGO.From != first.PGO.Stored || second.PGO.SHA256 != first.PGO.SHA256 {
+		t.Errorf("second build's profile %+v, want %s (sha256 %s) from the registry", second.PGO, first.PGO.Stored, first.PGO.SHA256)
+	}
+	log, _ := os.ReadFile(second.Log)
+	if strings.Contains(string(log), "training: SET at pipeline") || strings.Contains(string(log), "pgo-instrumented") {
+		t.Errorf("the second build trained (its log %s shows the training)", second.Log)
+	}
+	if !strings.Contains(string(log), "stored profile: redis.gcda.tar") {
+		t.Errorf("the second build's log %s does not show the stored profile's stage", second.Log)
+	}
+	if got := second.Labels["io.redis-variants.pgo.trained-on"]; got != ropt.BuildCPU {
+		t.Errorf("label pgo.trained-on %q, want the first machine's CPU %q", got, ropt.BuildCPU)
+	}
+	secondBin, err := env.eng.CopyFileFromImage(ctx, second.Image, second.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := sha256.Sum256(firstBin), sha256.Sum256(secondBin)
+	if s1 != s2 {
+		t.Errorf("the fresh builder's redis-server is %x (%d bytes), the first's %x (%d bytes): not the same binary", s2, len(secondBin), s1, len(firstBin))
+	} else {
+		t.Logf("both builders' redis-server: sha256 %x", s1)
 	}
 }

@@ -6,6 +6,7 @@
 package dockerfiles
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,6 +43,10 @@ const LoadgenContext = "loadgen"
 
 // LoadgenBinary is the load generator's file name in LoadgenContext.
 const LoadgenBinary = "redis-loadgen"
+
+// ProfileContext is the named context of a PGO build with a stored
+// profile (UseStoredProfile): a folder as the training exports it.
+const ProfileContext = "profile"
 
 // TargetPGOExport is the stage holding a PGO build's profile, its sha256
 // (profile.sha256) and the training's figures (training.csv).
@@ -184,6 +190,11 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 		}
 		if v.PGO != nil {
 			if err := pgo(v, opt, a, &r); err != nil {
+				return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)
+			}
+		}
+		if v.BOLT != nil {
+			if err := bolt(v, opt, a, &r); err != nil {
 				return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)
 			}
 		}
@@ -433,34 +444,124 @@ func pgo(v variants.Variant, opt Options, a *args, r *Recipe) error {
 	if v.IsMusl() {
 		return errors.New("pgo: not with libc musl")
 	}
-	t := v.PGO.Train
-	if len(t.Tests) == 0 || t.Requests < 1 || t.Clients < 1 {
-		return fmt.Errorf("pgo: the training needs tests, clients and requests (have %+v)", t)
+	if err := training(a, "PGO_", v.PGO.Train); err != nil {
+		return fmt.Errorf("pgo: %w", err)
 	}
-	var training []string
+	r.Contexts[LoadgenContext] = opt.LoadgenDir
+	a.set("PGO_STAGE", "pgo-train")
+	a.set("PGO_TRAINED_ON", opt.BuildCPU)
+	a.set("PGO", v.Compiler.Family)
+	a.list("PGO_GEN_CFLAGS", gen)
+	a.list("PGO_GEN_LDFLAGS", gen)
+	a.list("PGO_USE_CFLAGS", use)
+	a.list("PGO_USE_LDFLAGS", useLD)
+	a.set("LABEL_CFLAGS", a.m["LABEL_CFLAGS"]+" "+strings.Join(use, " "))
+	a.set("LABEL_LDFLAGS", strings.TrimSpace(a.m["LABEL_LDFLAGS"]+" "+strings.Join(useLD, " ")))
+	return nil
+}
+
+// training sets the build args of a training (prefix PGO_ or BOLT_) that
+// the recipe's train-redis runs: TRAINING (each test:pipeline), CLIENTS,
+// DATA_SIZE, KEYSPACE, REQUESTS.
+func training(a *args, prefix string, t variants.Training) error {
+	if len(t.Tests) == 0 || t.Requests < 1 || t.Clients < 1 {
+		return fmt.Errorf("the training needs tests, clients and requests (have %+v)", t)
+	}
+	var cells []string
 	pipes := t.Pipelines
 	if len(pipes) == 0 {
 		pipes = []int{1}
 	}
 	for _, test := range t.Tests {
 		for _, p := range pipes {
-			training = append(training, fmt.Sprintf("%s:%d", test, p))
+			cells = append(cells, fmt.Sprintf("%s:%d", test, p))
 		}
 	}
+	a.list(prefix+"TRAINING", cells)
+	a.set(prefix+"CLIENTS", fmt.Sprint(t.Clients))
+	a.set(prefix+"DATA_SIZE", fmt.Sprint(max(t.DataSize, 1)))
+	a.set(prefix+"KEYSPACE", fmt.Sprint(max(t.Keyspace, 1)))
+	a.set(prefix+"REQUESTS", fmt.Sprint(t.Requests))
+	return nil
+}
+
+// trainingEnd starts the first stage after a PGO build's training: what
+// the training depends on is above it.
+const trainingEnd = "\nFROM build-env AS pgo-none\n"
+
+// TrainingDigest identifies what a PGO build's training depends on in rec:
+// the recipe up to the end of the training stage and the build args
+// declared there, but for the stage selectors and make's -j. Labels (the
+// build machine's CPU among them) and everything after the training (the
+// optimised build, BOLT, the runtime) are not in it, so it is the same on
+// every machine that would train the same instrumented binary the same way.
+func TrainingDigest(rec Recipe) (string, error) {
+	end := bytes.Index(rec.Dockerfile, []byte(trainingEnd))
+	if end < 0 {
+		return "", fmt.Errorf("the recipe has no %q: cannot tell what its training depends on", strings.TrimSpace(trainingEnd))
+	}
+	prefix := rec.Dockerfile[:end]
+	h := sha256.New()
+	h.Write(prefix)
+	names := slices.Sorted(maps.Keys(ArgDefaults(prefix)))
+	for _, n := range names {
+		if strings.HasSuffix(n, "_STAGE") || n == "MAKE_JOBS" {
+			continue
+		}
+		fmt.Fprintf(h, "%s=%s\x00", n, rec.BuildArgs[n])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// UseStoredProfile turns the recipe of a PGO build into one that builds
+// with the profile in dir (as the training exports it) instead of
+// training: the pgo-stored stage, dir as the named context "profile",
+// trainedOn (the CPU it was trained on) for the label.
+func UseStoredProfile(rec *Recipe, dir, trainedOn string) {
+	rec.BuildArgs = maps.Clone(rec.BuildArgs)
+	rec.Contexts = maps.Clone(rec.Contexts)
+	rec.BuildArgs["PGO_STAGE"] = "pgo-stored"
+	rec.BuildArgs["PGO_TRAINED_ON"] = trainedOn
+	rec.BuildArgs["RECIPE_DIGEST"] = RecipeDigest(rec.Dockerfile, rec.Target, rec.BuildArgs)
+	rec.Contexts[ProfileContext] = dir
+}
+
+// BOLTVersion is the LLVM release whose BOLT (Debian's bolt-N) rewrites a
+// BOLT build, whatever compiled it: the newest that bookworm carries, and
+// the first with -reorder-functions=cdsort.
+const BOLTVersion = "19"
+
+// BOLTOptions are llvm-bolt's options for the optimised binary: blocks
+// laid out by extended TSP, functions ordered by cache-directed sort, cold
+// blocks of every function split out, identical functions folded, and
+// dynamic statistics printed before and after (in the build log).
+var BOLTOptions = []string{
+	"-reorder-blocks=ext-tsp", "-reorder-functions=cdsort",
+	"-split-functions", "-split-all-cold", "-split-eh", "-icf=1", "-dyno-stats",
+}
+
+// bolt sets the build args of a BOLT build: the stage, BOLT's version and
+// options, the training and the load generator's context.
+func bolt(v variants.Variant, opt Options, a *args, r *Recipe) error {
+	if opt.LoadgenDir == "" {
+		return errors.New("bolt: the training needs the static load generator (" + LoadgenBinary + "; `make build` builds it next to redis-variants)")
+	}
+	switch v.Compiler.Family {
+	case variants.FamilyGCC, variants.FamilyClang:
+	default:
+		return fmt.Errorf("bolt: not with %s (accepted with gcc and clang)", v.Compiler.Family)
+	}
+	if v.IsMusl() {
+		return errors.New("bolt: not with libc musl")
+	}
+	if err := training(a, "BOLT_", v.BOLT.Train); err != nil {
+		return fmt.Errorf("bolt: %w", err)
+	}
 	r.Contexts[LoadgenContext] = opt.LoadgenDir
-	a.set("PGO_STAGE", "pgo-train")
-	a.set("PGO", v.Compiler.Family)
-	a.list("PGO_GEN_CFLAGS", gen)
-	a.list("PGO_GEN_LDFLAGS", gen)
-	a.list("PGO_USE_CFLAGS", use)
-	a.list("PGO_USE_LDFLAGS", useLD)
-	a.list("PGO_TRAINING", training)
-	a.set("PGO_CLIENTS", fmt.Sprint(t.Clients))
-	a.set("PGO_DATA_SIZE", fmt.Sprint(max(t.DataSize, 1)))
-	a.set("PGO_KEYSPACE", fmt.Sprint(max(t.Keyspace, 1)))
-	a.set("PGO_REQUESTS", fmt.Sprint(t.Requests))
-	a.set("LABEL_CFLAGS", a.m["LABEL_CFLAGS"]+" "+strings.Join(use, " "))
-	a.set("LABEL_LDFLAGS", strings.TrimSpace(a.m["LABEL_LDFLAGS"]+" "+strings.Join(useLD, " ")))
+	a.set("BOLT_STAGE", "bolt-train")
+	a.set("BOLT_VERSION", BOLTVersion)
+	a.set("BOLT", "llvm-bolt-"+BOLTVersion)
+	a.list("BOLT_OPTIONS", BOLTOptions)
 	return nil
 }
 

@@ -78,6 +78,12 @@ func goldenVariants() []variants.Variant {
 			v.Opt, v.LTO = "O3", "full"
 			v.PGO = &variants.PGO{Train: variants.Training{Tests: []string{"LRANGE_100"}, Pipelines: []int{1, 16}, Clients: 20, DataSize: 3, Keyspace: 1000, Requests: 5000}}
 		}),
+		tunedVariant("clang-lto-pgo-bolt", func(v *variants.Variant) {
+			v.Compiler = variants.Compiler{Family: "clang", Version: "16"}
+			v.Opt, v.LTO = "O3", "full"
+			v.PGO = &variants.PGO{Train: variants.Training{Tests: []string{"GET"}, Pipelines: []int{16}, Clients: 20, DataSize: 3, Keyspace: 1000, Requests: 5000}}
+			v.BOLT = &variants.BOLT{Train: variants.Training{Tests: []string{"GET", "LRANGE_100"}, Pipelines: []int{16}, Clients: 20, DataSize: 3, Keyspace: 1000, Requests: 5000}}
+		}),
 		tunedVariant("zig-musl-libc", func(v *variants.Variant) {
 			v.Compiler = variants.Compiler{Family: "zig", Version: "0.11.0"}
 			v.Toolchain, v.Libc, v.Allocator = zig, variants.LibcMusl, variants.AllocLibc

@@ -15,6 +15,7 @@ import (
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -33,6 +34,11 @@ type BuildOptions struct {
 	// repository each; CacheFrom repeatable).
 	CacheTo   string
 	CacheFrom []string
+	// ProfilesTo and ProfilesFrom: registry repositories
+	// (host[:port]/repo) a PGO build stores its trained profile in, and
+	// looks in for a stored one before training (repeatable).
+	ProfilesTo   string
+	ProfilesFrom []string
 }
 
 // Build builds (or pulls) the selected entries of the variants file into a
@@ -71,11 +77,27 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 	fetchMissing(ctx, c, p, vs)
 	p.Println("building %d images into %s (jobs %d; full logs in %s)", len(vs), run.Dir, o.Jobs, run.Path("logs"))
 	start := time.Now()
-	res, err := buildWith(ctx, c, errw, "build", builder.Options{
+	bo := builder.Options{
 		Jobs: o.Jobs, Run: run, RunsRoot: c.Runs,
 		Push: o.Push, OCIDir: o.OCI, Progress: p, Force: o.Force,
 		CacheTo: o.CacheTo, CacheFrom: o.CacheFrom,
-	}, vs)
+		RegistryOptions: publish.ReadOptions(ctx),
+	}
+	for _, r := range o.ProfilesFrom {
+		repo, err := publish.Repository(r)
+		if err != nil {
+			return fmt.Errorf("--profiles-from: %w", err)
+		}
+		bo.ProfilesFrom = append(bo.ProfilesFrom, repo)
+	}
+	if o.ProfilesTo != "" {
+		repo, err := publish.Repository(o.ProfilesTo)
+		if err != nil {
+			return fmt.Errorf("--profiles-to: %w", err)
+		}
+		bo.ProfilesTo = &repo
+	}
+	res, err := buildWith(ctx, c, errw, "build", bo, vs)
 	for _, r := range res {
 		if o.NoTable {
 			break

@@ -201,7 +201,7 @@ func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.
 	if th.Primary == "" && len(plan.References) > 0 {
 		th.Primary = plan.References[0].Name
 	}
-	th.Contrasts = pgoContrasts(plan)
+	th.Contrasts = twinContrasts(plan)
 	th.Experiment = plan.Experiment
 	for _, v := range plan.All() {
 		info := report.ImageInfo{Name: v.Name, Kind: v.Kind, Allocator: v.Allocator, Libc: v.Libc}
@@ -283,24 +283,30 @@ func imageSizes(ctx context.Context, ims []report.ImageInfo) {
 	}
 }
 
-// pgoContrasts pairs every PGO variant of the plan with the variant of
-// the same spec without PGO, when the plan has one.
-func pgoContrasts(plan *variants.Plan) []rank.Contrast {
+// twinContrasts pairs every variant built with a trained step (PGO, BOLT)
+// with the variant of the same spec without that step, when the plan has
+// one: PGO against the same flags without it, BOLT against the same build
+// (PGO included) without it.
+func twinContrasts(plan *variants.Plan) []rank.Contrast {
 	byID := map[string]string{}
 	for _, v := range plan.Variants {
-		if v.PGO == nil {
-			byID[v.ID] = v.Name
-		}
+		byID[v.ID] = v.Name
 	}
 	var out []rank.Contrast
 	for _, v := range plan.Variants {
-		if v.PGO == nil {
-			continue
+		if v.PGO != nil {
+			plain := v
+			plain.PGO = nil
+			if twin, ok := byID[variants.ID(plain)]; ok {
+				out = append(out, rank.Contrast{Image: v.Name, Versus: twin, Label: "PGO vs the same flags without it"})
+			}
 		}
-		plain := v
-		plain.PGO = nil
-		if twin, ok := byID[variants.ID(plain)]; ok {
-			out = append(out, rank.Contrast{Image: v.Name, Versus: twin, Label: "PGO vs the same flags without it"})
+		if v.BOLT != nil {
+			plain := v
+			plain.BOLT = nil
+			if twin, ok := byID[variants.ID(plain)]; ok {
+				out = append(out, rank.Contrast{Image: v.Name, Versus: twin, Label: "BOLT vs the same build without it"})
+			}
 		}
 	}
 	return out

@@ -30,6 +30,8 @@ type RunOptions struct {
 	VerifyAgain   bool     // verify's --again: no proof kept from an earlier run is reused
 	CacheTo       string   // build's --cache-to
 	CacheFrom     []string // build's --cache-from
+	ProfilesTo    string   // build's --profiles-to
+	ProfilesFrom  []string // build's --profiles-from
 	Force         bool     // build's --force: solve even what is up to date
 	// Generator is bench's load generator (nil: this executable's
 	// loadgen; a test passes bench.InProcess).
@@ -81,7 +83,8 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 		return true
 	}
 	ok := stage("build", func() error {
-		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, CacheTo: o.CacheTo, CacheFrom: o.CacheFrom, Force: o.Force, NoTable: true})
+		return Build(ctx, c, BuildOptions{Only: o.Only, Jobs: o.Jobs, CacheTo: o.CacheTo, CacheFrom: o.CacheFrom,
+			ProfilesTo: o.ProfilesTo, ProfilesFrom: o.ProfilesFrom, Force: o.Force, NoTable: true})
 	})
 	if ok && !o.NoVerify {
 		ok = stage("verify", func() error {

@@ -196,24 +196,41 @@ func RepoName(registry, repo string, insecure bool) (name.Repository, error) {
 	return r, nil
 }
 
+// Repository parses a repository reference host[:port]/path (an http://
+// prefix, or a local registry, for plain HTTP), as Reference does.
+func Repository(s string) (name.Repository, error) {
+	s, opts := scheme(s, false)
+	r, err := name.NewRepository(strings.TrimSuffix(s, "/"), opts...)
+	if err != nil {
+		return name.Repository{}, fmt.Errorf("repository %q: %w", s, err)
+	}
+	return r, nil
+}
+
 // Reference parses a registry reference (by tag or digest), with plain
 // HTTP for local registries, an http:// prefix or when insecure, as
 // RepoName does.
 func Reference(s string, insecure bool) (name.Reference, error) {
-	for _, p := range []string{"http://", "https://"} {
-		if rest, ok := strings.CutPrefix(s, p); ok {
-			insecure, s = insecure || p == "http://", rest
-		}
-	}
-	var opts []name.Option
-	if insecure || isLocal(s) {
-		opts = append(opts, name.Insecure)
-	}
+	s, opts := scheme(s, insecure)
 	r, err := name.ParseReference(s, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("reference %q: %w", s, err)
 	}
 	return r, nil
+}
+
+// scheme strips an http:// or https:// prefix from s and returns the name
+// options it asks: plain HTTP for http://, a local registry or insecure.
+func scheme(s string, insecure bool) (string, []name.Option) {
+	for _, p := range []string{"http://", "https://"} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			insecure, s = insecure || p == "http://", rest
+		}
+	}
+	if insecure || isLocal(s) {
+		return s, []name.Option{name.Insecure}
+	}
+	return s, nil
 }
 
 // ReadOptions are the go-containerregistry options of every read: the

@@ -83,6 +83,14 @@ type Profile struct {
 	SHA256   string `json:"sha256"`   // of File; also label io.redis-variants.pgo.profile
 	Bytes    int64  `json:"bytes"`    // File's size
 	Training string `json:"training"` // the training's generator figures (CSV)
+	// From is the registry artifact (by digest) the profile was pulled
+	// from instead of training (build --profiles-from); Stored is where
+	// this build stored the profile it trained (build --profiles-to).
+	From   string `json:"from,omitempty"`
+	Stored string `json:"stored,omitempty"`
+	// TrainedOn is the CPU the profile was trained on (this machine's,
+	// unless it was pulled); label io.redis-variants.pgo.trained-on.
+	TrainedOn string `json:"trained_on,omitempty"`
 }
 
 // PGORel is the run-folder path of name's exported PGO profile.

@@ -31,6 +31,7 @@ type spec struct {
 	Libc         string   `json:"libc,omitempty"`        // "" for glibc: IDs from before musl are unchanged
 	Recipe       string   `json:"recipe,omitempty"`      // "" for the Debian official recipe, likewise
 	PGO          *PGO     `json:"pgo,omitempty"`         // nil without PGO, likewise
+	BOLT         *BOLT    `json:"bolt,omitempty"`        // nil without BOLT, likewise
 	LayoutSeed   string   `json:"layout_seed,omitempty"` // "" for draw 1: a spec's own build keeps its ID
 }
 
@@ -41,7 +42,7 @@ func Spec(v Variant) []byte {
 		Compiler: v.Compiler, ToolchainSHA: v.Toolchain.SHA256, Opt: v.Opt,
 		March: v.March, Mtune: v.Mtune, LTO: v.LTO,
 		CFlags: nonNil(v.CFlags), LDFlags: nonNil(v.LDFlags),
-		Allocator: v.Allocator, TLS: v.TLS, Image: v.Image, PGO: v.PGO,
+		Allocator: v.Allocator, TLS: v.TLS, Image: v.Image, PGO: v.PGO, BOLT: v.BOLT,
 		LayoutSeed: v.LayoutSeed,
 	}
 	if v.Libc != LibcGlibc {

@@ -160,7 +160,8 @@ type fval struct {
 	list   []string
 	lnodes []*yaml.Node
 	comp   Compiler
-	pgo    *PGO // "pgo": the training as written (zero fields take defaults in resolve)
+	pgo    *PGO  // "pgo": the training as written (zero fields take defaults in resolve)
+	bolt   *BOLT // "bolt": likewise
 }
 
 // layer is a set of fields at one level (defaults, matrix, combination, entry).
@@ -203,7 +204,7 @@ type rawFile struct {
 }
 
 var (
-	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "pgo", "cflags", "ldflags", "allocator", "tls", "libc", "layouts"}
+	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "pgo", "bolt", "cflags", "ldflags", "allocator", "tls", "libc", "layouts"}
 	variantFields   = append([]string{"name", "kind", "description", "image"}, buildFields...)
 	referenceFields = []string{"name", "kind", "description", "base", "redis", "source", "image", "recipe"}
 	matrixFields    = append([]string{"name", "description", "axes", "include", "exclude"}, buildFields...)
@@ -405,22 +406,23 @@ func (c *collector) integer(n *yaml.Node, path string) (int, bool) {
 	return 0, false
 }
 
-// pgo decodes `pgo: true|false` or `pgo: {train: {tests, pipelines,
-// clients, data_size, keyspace, requests}}`; nil means off.
-func (c *collector) pgo(n *yaml.Node, path string) (*PGO, bool) {
+// trained decodes `pgo:` or `bolt:`, each `true|false` or `{train:
+// {tests, pipelines, clients, data_size, keyspace, requests}}`; nil means
+// off.
+func (c *collector) trained(n *yaml.Node, path string) (*Training, bool) {
 	nn := deref(n)
 	if nn != nil && nn.Kind == yaml.ScalarNode {
 		b, ok := c.boolean(n, path)
 		if !ok || !b {
 			return nil, ok
 		}
-		return &PGO{}, true
+		return &Training{}, true
 	}
 	if nn == nil || nn.Kind != yaml.MappingNode {
 		c.errf(nn, path, "expected true, false or a mapping with train, got %s", describe(nn))
 		return nil, false
 	}
-	p, ok := &PGO{}, true
+	p, ok := &struct{ Train Training }{}, true
 	for _, kv := range c.pairs(nn, path, pgoFields) {
 		tp := join(path, kv.key)
 		tn := deref(kv.v)
@@ -471,7 +473,7 @@ func (c *collector) pgo(n *yaml.Node, path string) (*PGO, bool) {
 			ok = ok && fok
 		}
 	}
-	return p, ok
+	return &p.Train, ok
 }
 
 // testNames decodes a list of load-generator test names (upper-cased),
@@ -588,8 +590,13 @@ func (c *collector) field(key string, n *yaml.Node, path string) (fval, bool) {
 				v.s, ok = c.enum(n, path, ltos)
 			}
 		}
-	case "pgo":
-		v.pgo, ok = c.pgo(n, path)
+	case "pgo", "bolt":
+		var t *Training
+		if t, ok = c.trained(n, path); t != nil && key == "pgo" {
+			v.pgo = &PGO{Train: *t}
+		} else if t != nil {
+			v.bolt = &BOLT{Train: *t}
+		}
 	case "allocator":
 		v.s, ok = c.enum(n, path, allocators)
 	case "tls":

@@ -352,14 +352,14 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 			ps.add(f, "gcc has no thin LTO (accepted with gcc: off, full)")
 		}
 	}
+	zig, musl := comp.Family == FamilyZig, v.Libc == LibcMusl || eff["libc"].s == LibcMusl
 	if f, ok := eff["pgo"]; ok && f.pgo != nil {
-		v.PGO = r.training(*f.pgo)
-		switch {
-		case comp.Family == FamilyZig:
-			ps.add(f, "pgo: zig cc has no profile-guided build here (accepted with gcc and clang)")
-		case v.Libc == LibcMusl || eff["libc"].s == LibcMusl:
-			ps.add(f, "pgo: not with libc musl (the training runs the instrumented server in the glibc build stage)")
-		}
+		v.PGO = &PGO{Train: r.training(f.pgo.Train)}
+		refuseTraining(&ps, f, "pgo", "zig cc has no profile-guided build here (accepted with gcc and clang)", zig, musl)
+	}
+	if f, ok := eff["bolt"]; ok && f.bolt != nil {
+		v.BOLT = &BOLT{Train: r.training(f.bolt.Train)}
+		refuseTraining(&ps, f, "bolt", "not with zig cc here (accepted with gcc and clang: zig's linker is not asked for --emit-relocs)", zig, musl)
 	}
 	v.CFlags = append([]string(nil), eff["cflags"].list...)
 	v.LDFlags = append([]string(nil), eff["ldflags"].list...)
@@ -381,14 +381,24 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 	return v, ps
 }
 
-// training fills p's unset training fields from the file's quick profile
-// (the built-in one when the file has none).
-func (r *resolver) training(p PGO) *PGO {
+// refuseTraining refuses a trained build (field pgo or bolt) that cannot
+// train here: with zig cc (for why), or with musl.
+func refuseTraining(ps *pendings, f fval, field, why string, zig, musl bool) {
+	switch {
+	case zig:
+		ps.add(f, "%s: %s", field, why)
+	case musl:
+		ps.add(f, "%s: not with libc musl (the training runs the instrumented server in the glibc build stage)", field)
+	}
+}
+
+// training fills t's unset fields from the file's quick profile (the
+// built-in one when the file has none).
+func (r *resolver) training(t Training) Training {
 	q, ok := r.rf.profiles["quick"]
 	if !ok {
 		q = DefaultProfiles()["quick"]
 	}
-	t := &p.Train
 	if len(t.Tests) == 0 {
 		t.Tests = slices.Clone(q.Tests)
 	}
@@ -407,7 +417,7 @@ func (r *resolver) training(p PGO) *PGO {
 	if t.Requests == 0 {
 		t.Requests = DefaultTrainingRequests
 	}
-	return &p
+	return t
 }
 
 // checkMusl refuses the musl builds that cannot work here, with the reason.
@@ -720,6 +730,11 @@ func expandName(tmpl string, v Variant) string {
 				return "pgo"
 			}
 			return "nopgo"
+		case "bolt":
+			if v.BOLT != nil {
+				return "bolt"
+			}
+			return "nobolt"
 		case "allocator":
 			return v.Allocator
 		case "base":

@@ -85,8 +85,9 @@ type Variant struct {
 	Opt       string   `json:"opt"`             // O0, O1, O2, O3, Os, Ofast
 	March     string   `json:"march,omitempty"` // "" means the compiler's default
 	Mtune     string   `json:"mtune,omitempty"`
-	LTO       string   `json:"lto"`           // off, thin, full
-	PGO       *PGO     `json:"pgo,omitempty"` // nil: no profile-guided build
+	LTO       string   `json:"lto"`            // off, thin, full
+	PGO       *PGO     `json:"pgo,omitempty"`  // nil: no profile-guided build
+	BOLT      *BOLT    `json:"bolt,omitempty"` // nil: no post-link optimisation
 	CFlags    []string `json:"cflags,omitempty"`
 	LDFlags   []string `json:"ldflags,omitempty"`
 	Allocator string   `json:"allocator"`
@@ -128,6 +129,16 @@ type Variant struct {
 // Only Redis's own sources are instrumented and optimised with it, not its
 // bundled dependencies.
 type PGO struct {
+	Train Training `json:"train"`
+}
+
+// BOLT is a post-link optimisation of the finished redis-server (after
+// LTO and PGO, when the spec has them) by LLVM's BOLT: the same objects
+// linked again with --emit-relocs, instrumented by llvm-bolt -instrument,
+// trained by this project's load generator inside the build like PGO, and
+// rewritten with the profile (blocks and functions reordered, cold code
+// split out). It needs no hardware counters.
+type BOLT struct {
 	Train Training `json:"train"`
 }
 

@@ -40,6 +40,9 @@ func render(p *Plan, err error) string {
 		if v.PGO != nil {
 			extra += fmt.Sprintf(" pgo=%+v", v.PGO.Train)
 		}
+		if v.BOLT != nil {
+			extra += fmt.Sprintf(" bolt=%+v", v.BOLT.Train)
+		}
 		fmt.Fprintf(&b, "%s kind=%s id=%s redis=%s source=%s base=%s compiler=%s opt=%s march=%s mtune=%s lto=%s cflags=%q ldflags=%q allocator=%s tls=%t image=%s toolchain=%s%s\n",
 			v.Name, v.Kind, v.ID, v.Redis, v.Source.Name, v.Base, v.Compiler, v.Opt, v.March, v.Mtune, v.LTO, v.CFlags, v.LDFlags, v.Allocator, v.TLS, v.Image, v.Toolchain.Name, extra)
 	}

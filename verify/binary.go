@@ -19,6 +19,7 @@ type BinaryInfo struct {
 	Symbols      bool     // whether it has a symbol table (not stripped)
 	JemallocSyms bool     // defines je_malloc* symbols (a statically linked jemalloc, like Redis's bundled one)
 	Interp       string   // PT_INTERP, the dynamic loader ("" for a static binary)
+	BOLTNote     string   // .note.bolt_info: BOLT's revision and options ("" when BOLT did not rewrite it)
 }
 
 // ReadBinary parses an ELF binary.
@@ -51,6 +52,16 @@ func ReadBinary(data []byte) (*BinaryInfo, error) {
 	}
 	if info.CommandLines, err = strs(".GCC.command.line"); err != nil {
 		return nil, err
+	}
+	bolt, err := strs(".note.bolt_info")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range bolt {
+		// the note's name is "BOLT"; its text starts "BOLT revision: "
+		if i := strings.Index(p, "BOLT"); i >= 0 && p != "BOLT" {
+			info.BOLTNote = strings.TrimSpace(strings.Join([]string{info.BOLTNote, p[i:]}, " "))
+		}
 	}
 	info.Needed, _ = f.ImportedLibraries()
 	for _, p := range f.Progs {

@@ -97,6 +97,14 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) ([
 			}
 			checks = append(checks, pgoTwinCheck(ctx, e, bin, t))
 		}
+		if v.BOLT != nil {
+			report, err := e.CopyFileFromImage(ctx, image, BOLTReportPath)
+			if err != nil {
+				add("bolt record", false, "reading %s from the image: %v", BOLTReportPath, err)
+			} else {
+				checks = append(checks, BOLTChecks(bin, info, ParseBOLTReport(report), labels)...)
+			}
+		}
 		if v.Layout > 1 {
 			checks = append(checks, layoutCheck(ctx, e, v, bin, t))
 		}

@@ -41,5 +41,7 @@ answering is retried on another.`,
 	f.BoolVar(&o.Force, "force", false, "solve even when an image is up to date")
 	f.StringVar(&o.CacheTo, "cache-to", "", "write each build's BuildKit cache (mode max) to this registry repository, tag buildcache-<name>")
 	f.StringArrayVar(&o.CacheFrom, "cache-from", nil, "read BuildKit's cache from this registry repository (repeatable)")
+	f.StringVar(&o.ProfilesTo, "profiles-to", "", "store each PGO build's trained profile in this registry repository (an OCI artifact tagged by what the profile depends on)")
+	f.StringArrayVar(&o.ProfilesFrom, "profiles-from", nil, "build PGO variants with a profile stored in this registry repository, when it has one of the same key, instead of training (repeatable)")
 	return cmd
 }

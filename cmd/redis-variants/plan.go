@@ -90,8 +90,13 @@ func writePlanTable(out io.Writer, plan *variants.Plan) error {
 			tls = "yes"
 		}
 		pgo := "-"
-		if v.PGO != nil {
+		switch {
+		case v.PGO != nil && v.BOLT != nil:
+			pgo = "on+bolt"
+		case v.PGO != nil:
 			pgo = "on"
+		case v.BOLT != nil:
+			pgo = "bolt"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			v.Name, v.Kind, v.ID, comp, dash(v.Opt), dash(v.March), dash(v.Mtune), dash(v.LTO), pgo,

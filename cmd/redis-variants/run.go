@@ -25,6 +25,8 @@ others; the exit status is non-zero when any stage failed.`,
 	f.IntVar(&o.Jobs, "jobs", 1, "variants built at once")
 	f.StringVar(&o.CacheTo, "cache-to", "", "write each build's BuildKit cache (mode max) to this registry repository")
 	f.StringArrayVar(&o.CacheFrom, "cache-from", nil, "read BuildKit's cache from this registry repository (repeatable)")
+	f.StringVar(&o.ProfilesTo, "profiles-to", "", "store each PGO build's trained profile in this registry repository (an OCI artifact tagged by what the profile depends on)")
+	f.StringArrayVar(&o.ProfilesFrom, "profiles-from", nil, "build PGO variants with a profile stored in this registry repository, when it has one of the same key, instead of training (repeatable)")
 	f.StringVar(&o.VerifyProfile, "verify-profile", "quick", "test-suite profile: quick or full")
 	f.StringVar(&o.BenchProfile, "profile", "quick", "benchmark profile")
 	f.StringSliceVar(&o.Runtimes, "runtime", nil, "only these runtime configurations")
