@@ -845,3 +845,31 @@ func TestLighterLoads(t *testing.T) {
 		t.Error("starved: want true exactly when a side finished no request in a window")
 	}
 }
+
+// A benchmark whose calibration windows hold fewer than MinRounds rounds
+// of every connection's pipeline gets longer windows, in proportion, at
+// most MaxStretch times the profile's; a light one keeps the profile's.
+func TestStretch(t *testing.T) {
+	win := func(a, b int64) results.Window {
+		return results.Window{Image: results.SideStats{Requests: a}, Base: results.SideStats{Requests: b}}
+	}
+	heavy := rank.Bench{Test: "LRANGE_600", Pipeline: 16}
+	ld := results.Load{Clients: 6} // 96 requests a round
+	for _, c := range []struct {
+		wins []results.Window
+		want time.Duration
+	}{
+		{[]results.Window{win(96*20, 96*30), win(96*25, 96*9)}, 0},                    // 9 rounds at least: enough
+		{[]results.Window{win(96*4, 96*6), win(96*5, 96*4)}, time.Second},             // 4 rounds: twice 500 ms
+		{[]results.Window{win(96*3, 96*6), win(96*5, 96*4)}, 1400 * time.Millisecond}, // 8/3 × 500 ms, rounded up
+		{[]results.Window{win(50, 96*6)}, 4 * time.Second},                            // half a round: capped at 8×
+		{[]results.Window{win(0, 96*6)}, 4 * time.Second},                             // none finished: the cap
+	} {
+		if got := stretch(c.wins, heavy, ld, 500*time.Millisecond); got != c.want {
+			t.Errorf("stretch(%v) = %s, want %s (rounds %.2f)", c.wins, got, c.want, rounds(c.wins, heavy, ld))
+		}
+	}
+	if got := (results.Load{Clients: 6, Window: time.Second}).String(); got != "6 connections per server, 1s windows" {
+		t.Errorf("Load.String() = %q", got)
+	}
+}

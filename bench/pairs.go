@@ -614,6 +614,9 @@ func (e *pairEnv) measure(ctx context.Context, p *livePair, bn rank.Bench, l res
 	if dur <= 0 {
 		dur = 2 * time.Second
 	}
+	if l.Window > 0 {
+		dur = l.Window
+	}
 	cpus, err := machine.ParseCPUList(p.img.rt.ServerCPUs)
 	if err != nil {
 		return nil, nil, err

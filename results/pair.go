@@ -120,13 +120,22 @@ type Window struct {
 type Load struct {
 	Clients int `json:"clients"`
 	Threads int `json:"threads,omitempty"`
+	// Window is the length of this benchmark's windows when calibration
+	// lengthened them (0 = the profile's duration): a benchmark whose
+	// requests are so heavy that a window of the profile's length holds
+	// only a few rounds of every connection's pipeline.
+	Window time.Duration `json:"window,omitempty"`
 }
 
 func (l Load) String() string {
+	s := fmt.Sprintf("%d connections per server", l.Clients)
 	if l.Threads > 0 {
-		return fmt.Sprintf("%d connections per server on %d goroutines", l.Clients, l.Threads)
+		s = fmt.Sprintf("%d connections per server on %d goroutines", l.Clients, l.Threads)
 	}
-	return fmt.Sprintf("%d connections per server", l.Clients)
+	if l.Window > 0 {
+		s += fmt.Sprintf(", %s windows", l.Window)
+	}
+	return s
 }
 
 // Bench returns the window's benchmark.
