@@ -42,6 +42,22 @@ variants:
      bolt: {train: {tests: [set, get, lrange_100], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}}}
 `
 
+// pgoSetup is where both PGO tests start: pgoYAML's entries, the test
+// environment on the real daemons, its recipe options with the static
+// load generator, and the repository's root.
+func pgoSetup(ctx context.Context, t *testing.T) ([]variants.Variant, *testEnv, dockerfiles.Options, string) {
+	t.Helper()
+	root := enginetest.RepoRoot(t)
+	plan, err := variants.Parse("pgo.yaml", []byte(pgoYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newTestEnv(ctx, t, root, filepath.Join(root, ".state", "cache", "sources"))
+	ropt := env.recipe
+	ropt.LoadgenDir = staticLoadgen(t)
+	return plan.All(), env, ropt, root
+}
+
 // staticLoadgen builds the static redis-loadgen into a folder of its own.
 func staticLoadgen(t *testing.T) string {
 	t.Helper()
@@ -60,17 +76,8 @@ func TestPGOBuildIntegration(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
-	root := enginetest.RepoRoot(t)
-	sources := filepath.Join(root, ".state", "cache", "sources")
-	plan, err := variants.Parse("pgo.yaml", []byte(pgoYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vs := plan.All()
-	env := newTestEnv(ctx, t, root, sources)
+	vs, env, ropt, _ := pgoSetup(ctx, t)
 	eng := env.eng
-	ropt := env.recipe
-	ropt.LoadgenDir = staticLoadgen(t)
 	newBuilder := func(run string, ro dockerfiles.Options) (*Builder, *results.Run) {
 		return env.builder(run, ro, true)
 	}
@@ -212,21 +219,13 @@ func TestStoredProfileOnFreshBuilder(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	root := enginetest.RepoRoot(t)
-	sources := filepath.Join(root, ".state", "cache", "sources")
-	plan, err := variants.Parse("pgo.yaml", []byte(pgoYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs, env, ropt, root := pgoSetup(ctx, t)
 	var v variants.Variant
-	for _, e := range plan.All() {
+	for _, e := range vs {
 		if e.Name == "gcc-o2-libc-pgo" {
 			v = e
 		}
 	}
-	env := newTestEnv(ctx, t, root, sources)
-	ropt := env.recipe
-	ropt.LoadgenDir = staticLoadgen(t)
 	id := make([]byte, 6)
 	rand.Read(id)
 	repo, err := name.NewRepository(fmt.Sprintf("%s/test-stored-profiles-%x", enginetest.Registry(), id), name.Insecure)

@@ -79,6 +79,7 @@ type Suite struct {
 	Retries  []Retry       `json:"retries,omitempty"`
 	Duration time.Duration `json:"duration"`
 	Log      string        `json:"log,omitempty"` // where the full runtest output was saved
+	Server   string        `json:"server_sha256,omitempty"` // sha256 of the redis-server the suite in the build ran
 }
 
 // Unit is one test unit (file) runtest finished.

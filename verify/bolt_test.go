@@ -89,3 +89,20 @@ func TestBOLTChecks(t *testing.T) {
 		t.Errorf("the marker read from the ELF: %q", info.BOLTNote)
 	}
 }
+
+// The suite binary check passes only when the suite ran the image's own
+// redis-server, and is not applicable when nothing says what it ran.
+func TestSuiteBinaryCheck(t *testing.T) {
+	bin := []byte("\x7fELF the image's redis-server")
+	sum := sha256.Sum256(bin)
+	if c := SuiteBinaryCheck(bin, hex.EncodeToString(sum[:])); !c.OK || c.NotApplicable {
+		t.Errorf("same binary: %+v", c)
+	}
+	other := sha256.Sum256([]byte("the binary before BOLT rewrote it"))
+	if c := SuiteBinaryCheck(bin, hex.EncodeToString(other[:])); c.OK || c.NotApplicable || !strings.Contains(c.Detail, "did not test this binary") {
+		t.Errorf("another binary: %+v", c)
+	}
+	if c := SuiteBinaryCheck(bin, ""); c.OK || !c.NotApplicable {
+		t.Errorf("nothing recorded: %+v", c)
+	}
+}

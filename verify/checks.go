@@ -2,6 +2,8 @@ package verify
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -107,6 +109,8 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) ([
 		}
 		if v.Layout > 1 {
 			checks = append(checks, layoutCheck(ctx, e, v, bin, t))
+		} else {
+			checks = append(checks, SuiteBinaryCheck(bin, t.SuiteServer))
 		}
 	case v.Kind == variants.KindOfficial && t.Pulled == nil:
 		na("binary compiler", "reference (%s recipe): no compiler in its spec to compare with; records %s", v.Recipe, recordedCompiler(info))
@@ -387,4 +391,20 @@ func tailLines(s string, n int) string {
 		ls = ls[len(ls)-n:]
 	}
 	return strings.Join(ls, " | ")
+}
+
+// SuiteBinaryCheck proves that the suite in the build ran the image's own
+// redis-server (server: the sha256 its report recorded): a binary
+// rewritten after the build (BOLT) must be the one the suite passed.
+func SuiteBinaryCheck(bin []byte, server string) Check {
+	const name = "suite binary"
+	if server == "" {
+		return Check{Name: name, NotApplicable: true, Detail: "the suite in the build did not run, or its report does not record the binary it ran"}
+	}
+	sum := sha256.Sum256(bin)
+	got := hex.EncodeToString(sum[:])
+	if got != server {
+		return Check{Name: name, Detail: fmt.Sprintf("the image's redis-server is %s, the suite in the build ran %s: the suite did not test this binary", short(got), short(server))}
+	}
+	return Check{Name: name, OK: true, Detail: fmt.Sprintf("the suite in the build ran the image's redis-server (sha256 %s)", short(got))}
 }

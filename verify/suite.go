@@ -98,6 +98,7 @@ type SuiteOutput struct {
 	Log      string // runtest's output
 	ExitCode int
 	Seconds  int           // runtest's wall time inside the build
+	Server   string        // sha256 of the src/redis-server the suite ran ("" = not recorded)
 	Wall     time.Duration // the whole solve, cache hits included
 }
 
@@ -149,6 +150,9 @@ func RunSuite(ctx context.Context, c *bk.Client, rec Recipe, args []string, nonc
 	}
 	if s, err := os.ReadFile(filepath.Join(outDir, "seconds")); err == nil {
 		out.Seconds, _ = strconv.Atoi(strings.TrimSpace(string(s)))
+	}
+	if s, err := os.ReadFile(filepath.Join(outDir, "server.sha256")); err == nil {
+		out.Server = strings.TrimSpace(string(s))
 	}
 	out.Wall = time.Since(start)
 	return out, nil

@@ -84,6 +84,10 @@ type Target struct {
 	Server string         // where the image keeps redis-server ("" = ServerBinary(v))
 	Pulled *engine.Pulled // set when the image was pulled rather than built
 	Redis  string         // the Redis version a pulled image declares, for a spec that names none
+	// SuiteServer is the sha256 of the redis-server the suite in the build
+	// ran ("" = none ran, or its report does not say): the image's must be
+	// the same binary.
+	SuiteServer string
 	// Twin is the image of the same spec without PGO, when the run built
 	// it: a PGO build's redis-server must differ from it.
 	Twin       string
@@ -200,6 +204,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 
 	// 2. Checks on the finished image.
 	logf("checking the image")
+	t.SuiteServer = r.Suite.Server
 	checks, found := ImageChecks(ctx, vf.Engine, v, t)
 	r.Checks = append(r.Checks, checks...)
 	if t.Pulled != nil || v.Kind == variants.KindImage {
@@ -325,6 +330,7 @@ func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, profile 
 	}
 	s, retry := Judge(ParseRuntest(out.Log, resolve), out.ExitCode, known, v.Allocator, v.Compiler.Family)
 	s.Args = args
+	s.Server = out.Server
 	if vf.Run != nil {
 		rel := filepath.Join("verify", v.Name+".runtest.log")
 		if err := results.WriteFile(vf.Run.Path(rel), []byte(out.Log)); err == nil {
