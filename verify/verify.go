@@ -2,8 +2,10 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,7 +199,7 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 		r.Suite = Suite{Note: fmt.Sprintf("not run: layout draw %d of %s, the same objects linked in another order; the suite runs on draw 1 (%s), and the layout check proves this draw is its code", v.Layout, v.DrawOf, v.DrawOf)}
 	default:
 		logf("running the %s suite in the build", r.Profile)
-		r.Suite = vf.buildSuite(ctx, v, r.Profile, known)
+		r.Suite = vf.buildSuite(ctx, v, t, r.Profile, known)
 		logf("suite: %d passed, %d failed, %d known, %d skipped, %d ignored in %s",
 			r.Suite.Passed, r.Suite.Failed, r.Suite.Known, r.Suite.Skipped, r.Suite.Ignored, r.Suite.Duration.Round(time.Second))
 	}
@@ -285,8 +287,10 @@ func orV1(level string) string {
 }
 
 // buildSuite runs the profile in the build, applies the known list and
-// retries each unknown failure once on its own.
-func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, profile string, known *KnownList) Suite {
+// retries each unknown failure once on its own. A tuned build's suite runs
+// on the image's own redis-server, read from t's image and put in the
+// build's tree (ServerContext).
+func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, t Target, profile string, known *KnownList) Suite {
 	start := time.Now()
 	if vf.BuildKit == nil || vf.Render == nil {
 		return Suite{Ran: true, ExitCode: -1, Aborted: "no BuildKit client: the suite in the build could not run"}
@@ -297,6 +301,17 @@ func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, profile 
 	}
 	if v.Kind == variants.KindOfficial {
 		rec.Target = OfficialSuiteTarget
+	} else {
+		dir, err := vf.serverContext(ctx, v, t)
+		if err != nil {
+			return Suite{Ran: true, ExitCode: -1, Aborted: err.Error()}
+		}
+		defer os.RemoveAll(dir)
+		rec.Contexts = maps.Clone(rec.Contexts)
+		if rec.Contexts == nil {
+			rec.Contexts = map[string]string{}
+		}
+		rec.Contexts[ServerContext] = dir
 	}
 	args, err := SuiteArgs(profile, vf.Opt.Units)
 	if err != nil {
@@ -360,4 +375,33 @@ func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, profile 
 	}
 	s.Duration = time.Since(start)
 	return s
+}
+
+// ServerContext is the named context that brings the image's redis-server
+// into the suite's build tree (dockerfiles/test.Dockerfile).
+const ServerContext = "server"
+
+// serverContext writes the redis-server of t's image into a new temporary
+// folder, the suite's ServerContext.
+func (vf *Verifier) serverContext(ctx context.Context, v variants.Variant, t Target) (string, error) {
+	server := t.Server
+	if server == "" {
+		server = ServerBinary(v)
+	}
+	if vf.Engine == nil {
+		return "", errors.New("no Docker Engine: the image's redis-server cannot be read for the suite")
+	}
+	bin, err := vf.Engine.CopyFileFromImage(ctx, t.Image, server)
+	if err != nil {
+		return "", fmt.Errorf("reading %s from %s for the suite: %w", server, t.Image, err)
+	}
+	dir, err := os.MkdirTemp("", "redis-variants-server-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "redis-server"), bin, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
