@@ -873,3 +873,22 @@ func TestStretch(t *testing.T) {
 		t.Errorf("Load.String() = %q", got)
 	}
 }
+
+// A calibration load is taken at once only with headroom above the
+// saturation bound in every window.
+func TestHeadroom(t *testing.T) {
+	w := func(busy float64) results.Window { return results.Window{CoreBusy: busy} }
+	for _, c := range []struct {
+		wins []results.Window
+		want bool
+	}{
+		{[]results.Window{w(1.0), w(0.99)}, true},
+		{[]results.Window{w(1.0), w(0.96)}, false}, // accepted (≥ 0.95), but no headroom
+		{[]results.Window{w(MinCoreBusy + Headroom)}, true},
+		{nil, false},
+	} {
+		if got := headroom(c.wins); got != c.want {
+			t.Errorf("headroom(%v) = %v, want %v", c.wins, got, c.want)
+		}
+	}
+}
