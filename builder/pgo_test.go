@@ -38,7 +38,8 @@ variants:
      pgo: {train: {tests: [set, get, lrange_100], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}}}
   - {name: clang-o2-libc-pgo, compiler: clang-16, opt: O2, allocator: libc,
      pgo: {train: {tests: [set, get], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}}}
-  - {name: gcc-o2-libc-bolt, compiler: gcc-12, opt: O2, allocator: libc,
+  - {name: gcc-o2-libc-pgo-bolt, compiler: gcc-12, opt: O2, allocator: libc,
+     pgo: {train: {tests: [set, get, lrange_100], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}},
      bolt: {train: {tests: [set, get, lrange_100], pipelines: [8], clients: 10, keyspace: 1000, requests: 20000}}}
 `
 
@@ -149,10 +150,15 @@ func TestPGOBuildIntegration(t *testing.T) {
 		}
 	}
 
-	// BOLT: the image's redis-server is the binary BOLT wrote (its marker
-	// section, bolt.txt's sha256, functions moved), not the plain build's;
-	// linked again for BOLT, the code was make's own.
-	r := by["gcc-o2-libc-bolt"]
+	// BOLT on top of PGO (the build stage is gcc-o2-libc-pgo's, from the
+	// cache): the image's redis-server is the binary BOLT wrote (its
+	// marker section, bolt.txt's sha256, functions moved), not the PGO
+	// build's; linked again for BOLT, the code was make's own.
+	r := by["gcc-o2-libc-pgo-bolt"]
+	pgoBin, err := eng.CopyFileFromImage(ctx, by["gcc-o2-libc-pgo"].Image, by["gcc-o2-libc-pgo"].Server)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin, err := eng.CopyFileFromImage(ctx, r.Image, r.Server)
 	if err != nil {
 		t.Fatal(err)
@@ -163,20 +169,20 @@ func TestPGOBuildIntegration(t *testing.T) {
 	}
 	rep, err := eng.CopyFileFromImage(ctx, r.Image, verify.BOLTReportPath)
 	if err != nil {
-		t.Fatalf("gcc-o2-libc-bolt: no %s in the image: %v", verify.BOLTReportPath, err)
+		t.Fatalf("gcc-o2-libc-pgo-bolt: no %s in the image: %v", verify.BOLTReportPath, err)
 	}
 	for _, c := range verify.BOLTChecks(bin, info, verify.ParseBOLTReport(rep), r.Labels) {
 		if !c.OK {
-			t.Errorf("gcc-o2-libc-bolt: %s: %s\n%s", c.Name, c.Detail, rep)
+			t.Errorf("gcc-o2-libc-pgo-bolt: %s: %s\n%s", c.Name, c.Detail, rep)
 		} else {
-			t.Logf("gcc-o2-libc-bolt: %s: %s", c.Name, c.Detail)
+			t.Logf("gcc-o2-libc-pgo-bolt: %s: %s", c.Name, c.Detail)
 		}
 	}
-	if string(bin) == string(plainBin) {
-		t.Error("gcc-o2-libc-bolt: redis-server is the same binary as gcc-o2-libc's")
+	if string(bin) == string(pgoBin) {
+		t.Error("gcc-o2-libc-pgo-bolt: redis-server is the same binary as gcc-o2-libc-pgo's")
 	}
 	if b := verify.ParseBOLTReport(rep); b.RelinkedTextSame != "yes" {
-		t.Errorf("gcc-o2-libc-bolt: linked again with --emit-relocs, the code is not make's own (relinked_text_same %q)", b.RelinkedTextSame)
+		t.Errorf("gcc-o2-libc-pgo-bolt: linked again with --emit-relocs, the code is not make's own (relinked_text_same %q)", b.RelinkedTextSame)
 	}
 
 	// A training that fails (its generator exits 1) fails that variant,

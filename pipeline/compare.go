@@ -75,7 +75,7 @@ func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
 		_, err = fmt.Fprintf(out, "%s\n", js)
 		return err
 	}
-	if ag := cmp.Agreement; ag != nil {
+	if ag := cmp.Agreement; ag != nil && len(ag.Images) > 0 {
 		fmt.Fprintf(out, "Runs %s (A) and %s (B) under %s, each image vs the primary reference:\n\n", runs[0].Name, runs[1].Name, rt)
 		fmt.Fprintln(out, "| image | A | B | z (A vs B) |")
 		fmt.Fprintln(out, "|---|---:|---:|---:|")
@@ -96,6 +96,10 @@ func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
 	}
 	if mergeErr != nil {
 		// the latency agreement is the answer here; the scores could not be merged
+		if rt == "" {
+			fmt.Fprintln(out, "No co-scheduled scores to merge: neither run ranked images in pairs.")
+			return nil
+		}
 		fmt.Fprintf(out, "The runs' scores are not merged: %v\n", mergeErr)
 		return nil
 	}

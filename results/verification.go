@@ -78,7 +78,7 @@ type Suite struct {
 	Aborted  string        `json:"aborted,omitempty"` // why runtest stopped early or exited non-zero without a failed test
 	Retries  []Retry       `json:"retries,omitempty"`
 	Duration time.Duration `json:"duration"`
-	Log      string        `json:"log,omitempty"` // where the full runtest output was saved
+	Log      string        `json:"log,omitempty"`           // where the full runtest output was saved
 	Server   string        `json:"server_sha256,omitempty"` // sha256 of the redis-server the suite in the build ran
 }
 
