@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/redis-variants/redis-variants/dockerfiles"
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/engine/enginetest"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
@@ -57,6 +58,38 @@ func pgoSetup(ctx context.Context, t *testing.T) ([]variants.Variant, *testEnv, 
 	ropt := env.recipe
 	ropt.LoadgenDir = staticLoadgen(t)
 	return plan.All(), env, ropt, root
+}
+
+// imageBinary reads the redis-server of r's image, its ELF facts and the
+// record at report (a PGO or BOLT build's), failing the test without them.
+func imageBinary(ctx context.Context, t *testing.T, eng *engine.Client, r Result, report string) ([]byte, *verify.BinaryInfo, []byte) {
+	t.Helper()
+	bin, err := eng.CopyFileFromImage(ctx, r.Image, r.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := verify.ReadBinary(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := eng.CopyFileFromImage(ctx, r.Image, report)
+	if err != nil {
+		t.Fatalf("%s: no %s in the image: %v", r.Variant.Name, report, err)
+	}
+	return bin, info, rep
+}
+
+// logChecks fails the test on each failed check of name, the record rep
+// beside it, and logs the others.
+func logChecks(t *testing.T, name string, checks []verify.Check, rep []byte) {
+	t.Helper()
+	for _, c := range checks {
+		if !c.OK {
+			t.Errorf("%s: %s: %s\n%s", name, c.Name, c.Detail, rep)
+		} else {
+			t.Logf("%s: %s: %s", name, c.Name, c.Detail)
+		}
+	}
 }
 
 // staticLoadgen builds the static redis-loadgen into a folder of its own.
@@ -126,25 +159,8 @@ func TestPGOBuildIntegration(t *testing.T) {
 		if got := r.Labels["io.redis-variants.pgo.profile"]; got != p.SHA256 {
 			t.Errorf("%s: label io.redis-variants.pgo.profile=%q, profile %s", name, got, p.SHA256)
 		}
-		bin, err := eng.CopyFileFromImage(ctx, r.Image, r.Server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := verify.ReadBinary(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := eng.CopyFileFromImage(ctx, r.Image, verify.PGOReportPath)
-		if err != nil {
-			t.Fatalf("%s: no %s in the image: %v", name, verify.PGOReportPath, err)
-		}
-		for _, c := range verify.PGOChecks(info, verify.ParsePGOReport(rep), r.Labels, r.Variant) {
-			if !c.OK {
-				t.Errorf("%s: %s: %s\n%s", name, c.Name, c.Detail, rep)
-			} else {
-				t.Logf("%s: %s: %s", name, c.Name, c.Detail)
-			}
-		}
+		bin, info, rep := imageBinary(ctx, t, eng, r, verify.PGOReportPath)
+		logChecks(t, name, verify.PGOChecks(info, verify.ParsePGOReport(rep), r.Labels, r.Variant), rep)
 		if name == "gcc-o2-libc-pgo" && string(bin) == string(plainBin) {
 			t.Errorf("%s: redis-server is the same binary as gcc-o2-libc's", name)
 		}
@@ -159,25 +175,8 @@ func TestPGOBuildIntegration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, err := eng.CopyFileFromImage(ctx, r.Image, r.Server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := verify.ReadBinary(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := eng.CopyFileFromImage(ctx, r.Image, verify.BOLTReportPath)
-	if err != nil {
-		t.Fatalf("gcc-o2-libc-pgo-bolt: no %s in the image: %v", verify.BOLTReportPath, err)
-	}
-	for _, c := range verify.BOLTChecks(bin, info, verify.ParseBOLTReport(rep), r.Labels) {
-		if !c.OK {
-			t.Errorf("gcc-o2-libc-pgo-bolt: %s: %s\n%s", c.Name, c.Detail, rep)
-		} else {
-			t.Logf("gcc-o2-libc-pgo-bolt: %s: %s", c.Name, c.Detail)
-		}
-	}
+	bin, info, rep := imageBinary(ctx, t, eng, r, verify.BOLTReportPath)
+	logChecks(t, "gcc-o2-libc-pgo-bolt", verify.BOLTChecks(bin, info, verify.ParseBOLTReport(rep), r.Labels), rep)
 	if string(bin) == string(pgoBin) {
 		t.Error("gcc-o2-libc-pgo-bolt: redis-server is the same binary as gcc-o2-libc-pgo's")
 	}
