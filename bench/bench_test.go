@@ -171,14 +171,21 @@ type countingGen struct {
 	calls  atomic.Int64
 	cancel func()
 	after  int64
+	// from, when set, holds the count back until it reports true: a test
+	// that interrupts the design counts from the end of calibration,
+	// however many loads calibration tried on this machine.
+	from func() bool
 	// failTest makes every window run of that test fail after its first
-	// failAfter runs (the calibration's: one per generator of the pair).
+	// failAfter runs (counted, like after, from from).
 	failTest  string
 	failAfter int64
 	failed    atomic.Int64
 }
 
 func (g *countingGen) count() {
+	if g.from != nil && !g.from() {
+		return
+	}
 	if n := g.calls.Add(1); g.cancel != nil && n == g.after {
 		g.cancel()
 	}
@@ -207,10 +214,18 @@ type countingSession struct {
 
 func (s *countingSession) Run(ctx context.Context, w loadgen.Windows) ([]loadgen.Result, error) {
 	s.g.count()
-	if strings.EqualFold(w.Test, s.g.failTest) && s.g.failed.Add(1) > s.g.failAfter {
+	if strings.EqualFold(w.Test, s.g.failTest) && (s.g.from == nil || s.g.from()) && s.g.failed.Add(1) > s.g.failAfter {
 		return nil, fmt.Errorf("injected failure of %s", w.Test)
 	}
 	return s.Session.Run(ctx, w)
+}
+
+// calibrated reports whether o's bench has written its calibration.
+func calibrated(o Options) func() bool {
+	return func() bool {
+		var c results.Calibration
+		return o.Run.ReadJSON(results.CalibrationFile, &c) == nil
+	}
 }
 
 // wallCPU is the fake engine's cgroup reader: every server has used half
@@ -612,9 +627,9 @@ func TestPairsResumeAndControl(t *testing.T) {
 	o.Trials = -1
 	o.Profile.Replicates, o.Profile.Windows, o.Profile.AxisReplicates = 2, 2, 2
 	o.Profile.Runtimes = variants.RuntimesFirst
-	// cancelled in the third window run, counted per generator (two to a
-	// run): the calibration's, one replicate's, then the next replicate's
-	o.Generator = &countingGen{Sessions: InProcess{}, cancel: cancel, after: 5}
+	// cancelled in the design's second window run, counted per generator
+	// (two to a run): one replicate's, then the next replicate's
+	o.Generator = &countingGen{Sessions: InProcess{}, cancel: cancel, after: 3, from: calibrated(o)}
 	sum, err := Run(ctx, o)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
@@ -752,7 +767,7 @@ func TestPairsLoseATestNotTheReplicate(t *testing.T) {
 	o.Trials = -1
 	o.Profile.Tests = []string{"set", "get"}
 	o.Profile.Replicates, o.Profile.Windows = 2, 2
-	o.Generator = &countingGen{Sessions: InProcess{}, failTest: "GET", failAfter: 2}
+	o.Generator = &countingGen{Sessions: InProcess{}, failTest: "GET", from: calibrated(o)}
 	var log bytes.Buffer
 	o.Log = &log
 	sum, err := Run(context.Background(), o)
@@ -887,8 +902,11 @@ func TestHeadroom(t *testing.T) {
 		{[]results.Window{w(MinCoreBusy + Headroom)}, true},
 		{nil, false},
 	} {
-		if got := headroom(c.wins); got != c.want {
+		if got := headroom(c.wins, 0.5); got != c.want {
 			t.Errorf("headroom(%v) = %v, want %v", c.wins, got, c.want)
 		}
+	}
+	if headroom([]results.Window{w(1.0)}, 0.97) {
+		t.Error("headroom with the generators at 97% of the client CPU: want false")
 	}
 }

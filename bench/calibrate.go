@@ -114,14 +114,14 @@ func (s *session) calibrate(ctx context.Context) error {
 					ld.Window = w
 					fmt.Fprintf(s.log, "calibration %s: windows of %s (%.1f rounds of every connection's pipeline in %s)\n", bn, w, rounds(wins, bn, ld), s.o.Profile.Duration)
 				}
-				if headroom(wins) || down || i == len(ladder)-1 {
+				if headroom(wins, lvl.ClientCPU) || down || i == len(ladder)-1 {
 					bc.Load = ld
 					break
 				}
 				if marginal == nil {
 					marginal = &ld
 				}
-				fmt.Fprintf(s.log, "calibration %s: saturated with less than %.0f points of headroom: trying the next load\n", bn, 100*Headroom)
+				fmt.Fprintf(s.log, "calibration %s: saturated without headroom (server CPUs busy under %.0f%%, or the generators over %.0f%% of the client CPUs): trying the next load\n", bn, 100*(MinCoreBusy+Headroom), 100*MaxClientBusy)
 				continue
 			}
 			if marginal != nil {
@@ -180,9 +180,21 @@ func starved(wins []results.Window) bool {
 // the marginal one kept only when the next does no better.
 const Headroom = 0.02
 
+// MaxClientBusy is the most of the client CPUs the generators may use in
+// a calibration window whose load is taken at once: a generator near the
+// end of its CPU sets the pace in the next slow spell (six-builds' LPOP,
+// RPOP, SPOP, ZPOPMIN of 1000-byte values: windows lost at 90-94% busy
+// with the client CPU 96-100% busy), and the next rung drives the same
+// connections in lock step at about half the client CPU a request.
+const MaxClientBusy = 0.85
+
 // headroom reports whether every window of wins kept the server CPUs busy
-// by Headroom more than MinCoreBusy asks.
-func headroom(wins []results.Window) bool {
+// by Headroom more than MinCoreBusy asks, with the generators at most
+// MaxClientBusy of the client CPUs (client: the level's highest share).
+func headroom(wins []results.Window, client float64) bool {
+	if client > MaxClientBusy {
+		return false
+	}
 	for _, w := range wins {
 		if w.CoreBusy < MinCoreBusy+Headroom {
 			return false

@@ -97,10 +97,10 @@ func TestPairsExtendTowardTarget(t *testing.T) {
 	o.Profile.Replicates, o.Profile.Windows, o.Profile.AxisReplicates = 2, 1, 0
 	o.Profile.Runtimes = variants.RuntimesFirst
 	o.Profile.Target, o.Profile.MaxReplicates, o.Profile.Extend = 1e-6, 4, time.Minute
-	// Two counts a window run (one per generator): calibration 2, the
-	// fixed design's 4 replicates 8, then the extension's: cancelled in
-	// its second replicate.
-	o.Generator = &countingGen{Sessions: InProcess{}, cancel: cancel, after: 13}
+	// Two counts a window run (one per generator), from the end of
+	// calibration: the fixed design's 4 replicates 8, then the
+	// extension's: cancelled in its second replicate.
+	o.Generator = &countingGen{Sessions: InProcess{}, cancel: cancel, after: 11, from: calibrated(o)}
 	if _, err := Run(ctx, o); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
 	}
