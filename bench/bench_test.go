@@ -889,6 +889,84 @@ func TestStretch(t *testing.T) {
 	}
 }
 
+// climb's choices on a fake machine whose server finishes the same
+// requests a window whatever the connections (as LRANGE_600 of 1000-byte
+// values at P16 does once saturated): the heavy test goes to fewer
+// connections until its windows hold MinRounds rounds, stopping where
+// fewer connections lose the headroom or the saturation; a cheap one
+// takes its first load with headroom; a load without headroom gives way
+// to the next rung; a starved one goes down.
+func TestClimb(t *testing.T) {
+	heavy := rank.Bench{Test: "LRANGE_600", Pipeline: 16}
+	type shape struct {
+		busy, client float64
+		requests     int64
+		rejected     bool
+	}
+	level := func(ld results.Load, sh shape) results.Level {
+		w := results.Window{CoreBusy: sh.busy, Image: results.SideStats{Requests: sh.requests}, Base: results.SideStats{Requests: sh.requests}}
+		l := results.Level{Load: ld, Windows: []results.Window{w, w}, ClientCPU: sh.client}
+		if sh.rejected {
+			l.Rejected = []string{"not saturated"}
+		}
+		return l
+	}
+	ok := shape{busy: 1, client: 0.5, requests: 400} // 400 requests a window: one round of 25 connections at P16
+	for _, c := range []struct {
+		name   string
+		shapes map[results.Load]shape // by load; a load absent is not expected to be tried
+		want   results.Load
+		tried  int
+	}{
+		{"fewer connections until the windows need no lengthening", map[results.Load]shape{
+			{Clients: 25}: ok, {Clients: 12}: ok, {Clients: 6}: ok, {Clients: 3}: ok,
+		}, results.Load{Clients: 3}, 4},
+		{"fewer connections lose the headroom: the lightest with it stands, lengthened", map[results.Load]shape{
+			{Clients: 25}: ok, {Clients: 12}: ok, {Clients: 6}: {busy: 0.96, client: 0.5, requests: 400},
+		}, results.Load{Clients: 12, Window: 2 * time.Second}, 3}, // 2.1 rounds: 8/2.1 × 500 ms, rounded up
+		{"fewer connections lose saturation", map[results.Load]shape{
+			{Clients: 25}: ok, {Clients: 12}: {busy: 0.7, client: 0.3, requests: 300, rejected: true},
+		}, results.Load{Clients: 25, Window: 4 * time.Second}, 2},
+		{"a cheap test takes its first load with headroom", map[results.Load]shape{
+			{Clients: 25}: {busy: 1, client: 0.6, requests: 40000},
+		}, results.Load{Clients: 25}, 1},
+		{"the generators without headroom: the next rung", map[results.Load]shape{
+			{Clients: 25}:             {busy: 1, client: 0.97, requests: 40000},
+			{Clients: 25, Threads: 3}: {busy: 1, client: 0.6, requests: 40000},
+		}, results.Load{Clients: 25, Threads: 3}, 2},
+		{"no rung does better: the marginal one", map[results.Load]shape{
+			{Clients: 25}:             {busy: 0.96, client: 0.5, requests: 40000},
+			{Clients: 25, Threads: 3}: {busy: 0.8, client: 0.4, requests: 30000, rejected: true},
+		}, results.Load{Clients: 25}, 2},
+		{"starved: down the ladder", map[results.Load]shape{
+			{Clients: 25}: {busy: 0.5, requests: 0, rejected: true},
+			{Clients: 12}: {busy: 1, client: 0.5, requests: 12 * 16 * 10},
+		}, results.Load{Clients: 12}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			try := func(ld results.Load) (results.Level, error) {
+				sh, ok := c.shapes[ld]
+				if !ok {
+					t.Fatalf("tried %v, not expected", ld)
+				}
+				return level(ld, sh), nil
+			}
+			var log strings.Builder
+			bc, err := climb(heavy, 500*time.Millisecond, loads(50), try, func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bc.Load != c.want || len(bc.Tried) != c.tried {
+				t.Errorf("load %v after %d tries, want %v after %d\n%s", bc.Load, len(bc.Tried), c.want, c.tried, log.String())
+			}
+		})
+	}
+	stop := errors.New("no server started")
+	if _, err := climb(heavy, time.Second, loads(50), func(results.Load) (results.Level, error) { return results.Level{}, stop }, func(string, ...any) {}); !errors.Is(err, stop) {
+		t.Errorf("climb when try fails: %v, want %v", err, stop)
+	}
+}
+
 // A calibration load is taken at once only with headroom above the
 // saturation bound in every window.
 func TestHeadroom(t *testing.T) {

@@ -74,25 +74,20 @@ func (s *session) calibrate(ctx context.Context) error {
 	}()
 	var failed []string
 	for _, bn := range s.benches {
-		bc := results.BenchCalibration{Bench: bn}
-		ladder := loads(s.o.Profile.Clients)
-		down := false
-		var marginal *results.Load // the first load saturated without headroom
-		for i := 0; i < len(ladder); i++ {
-			ld := ladder[i]
+		try := func(ld results.Load) (results.Level, error) {
+			lvl := results.Level{Load: ld}
 			if p == nil {
 				var err error
 				if p, err = s.env.startLive(ctx, rep); err != nil {
 					if ctx.Err() != nil {
-						return ctx.Err()
+						return lvl, ctx.Err()
 					}
-					return fmt.Errorf("bench: calibrating on %s: %w", prim.Name, err)
+					return lvl, fmt.Errorf("bench: calibrating on %s: %w", prim.Name, err)
 				}
 			}
-			lvl := results.Level{Load: ld}
 			wins, reasons, err := s.env.measure(ctx, p, bn, ld, 0, calibrationWindows)
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return lvl, ctx.Err()
 			}
 			if err != nil {
 				lvl.Error = err.Error()
@@ -106,36 +101,14 @@ func (s *session) calibrate(ctx context.Context) error {
 				}
 			}
 			lvl.ClientCPU = clientCPU(wins, rt.ClientCPUs)
-			bc.Tried = append(bc.Tried, lvl)
-			fmt.Fprintf(s.log, "calibration %s: %s\n", bn, describeLevel(lvl))
-			if lvl.Saturated() {
-				ld := ld
-				if w := stretch(wins, bn, ld, s.o.Profile.Duration); w > 0 {
-					ld.Window = w
-					fmt.Fprintf(s.log, "calibration %s: windows of %s (%.1f rounds of every connection's pipeline in %s)\n", bn, w, rounds(wins, bn, ld), s.o.Profile.Duration)
-				}
-				if headroom(wins, lvl.ClientCPU) || down || i == len(ladder)-1 {
-					bc.Load = ld
-					break
-				}
-				if marginal == nil {
-					marginal = &ld
-				}
-				fmt.Fprintf(s.log, "calibration %s: saturated without headroom (server CPUs busy under %.0f%%, or the generators over %.0f%% of the client CPUs): trying the next load\n", bn, 100*(MinCoreBusy+Headroom), 100*MaxClientBusy)
-				continue
-			}
-			if marginal != nil {
-				break // a heavier load did no better: the marginal one stands
-			}
-			if !down && starved(wins) {
-				// More connections only queue more requests behind ones
-				// that already outlast a window: go down the ladder.
-				ladder = append(ladder[:i+1], lighter(ld)...)
-				down = true
-			}
+			return lvl, nil
 		}
-		if bc.Load.Clients == 0 && marginal != nil {
-			bc.Load = *marginal
+		logf := func(format string, a ...any) {
+			fmt.Fprintf(s.log, "calibration %s: "+format+"\n", append([]any{bn}, a...)...)
+		}
+		bc, err := climb(bn, s.o.Profile.Duration, loads(s.o.Profile.Clients), try, logf)
+		if err != nil {
+			return err
 		}
 		cal.Benches = append(cal.Benches, bc)
 		if bc.Load.Clients == 0 {
@@ -158,6 +131,81 @@ func (s *session) calibrate(ctx context.Context) error {
 	fmt.Fprintln(s.log, line)
 	s.o.Progress.Println("%s", line)
 	return nil
+}
+
+// climb finds bn's load: it measures loads of ladder with try, lightest
+// first, and takes the first that keeps the server CPUs busy with
+// headroom (a load saturated without it stands only when the next does
+// no better, or on the last rung). A saturated load with headroom whose
+// windows would need lengthening (stretch: too few rounds of every
+// connection's pipeline in the profile's duration) tries fewer
+// connections first: the same server work in shorter windows, the
+// lightest that keeps headroom winning, with the shortest windows (the
+// LRANGE tests of 1000-byte values at P16 asked for 2-4 s windows at 25
+// connections, which made six-builds' bench 21 minutes). A benchmark
+// whose requests outlast a window (starved) goes down the ladder too.
+// try fails only when the bench cannot go on (the context ended, no
+// server starts); a load that errs is a level with its Error.
+func climb(bn rank.Bench, dur time.Duration, ladder []results.Load, try func(results.Load) (results.Level, error), logf func(format string, a ...any)) (results.BenchCalibration, error) {
+	bc := results.BenchCalibration{Bench: bn}
+	down := false              // the ladder now goes to fewer connections
+	shorter := false           // going down for shorter windows
+	var marginal *results.Load // the first load saturated without headroom
+	var best *results.Load     // going down for shorter windows: the lightest load with headroom so far
+	for i := 0; i < len(ladder); i++ {
+		ld := ladder[i]
+		lvl, err := try(ld)
+		if err != nil {
+			return bc, err
+		}
+		bc.Tried = append(bc.Tried, lvl)
+		logf("%s", describeLevel(lvl))
+		if lvl.Saturated() {
+			if w := stretch(lvl.Windows, bn, ld, dur); w > 0 {
+				ld.Window = w
+				logf("windows of %s (%.1f rounds of every connection's pipeline in %s)", w, rounds(lvl.Windows, bn, ld), dur)
+			}
+			room := headroom(lvl.Windows, lvl.ClientCPU)
+			if shorter && !room {
+				break // fewer connections lost the headroom: the lightest with it stands
+			}
+			if room && ld.Window > 0 && ld.Clients > 1 {
+				best = &ld
+				if !down {
+					ladder = append(ladder[:i+1:i+1], lighter(ld)...)
+					down = true
+				}
+				shorter = true
+				logf("saturated with headroom, but its windows need lengthening: trying fewer connections")
+				continue
+			}
+			if room || down || i == len(ladder)-1 {
+				bc.Load = ld
+				return bc, nil
+			}
+			if marginal == nil {
+				marginal = &ld
+			}
+			logf("saturated without headroom (server CPUs busy under %.0f%%, or the generators over %.0f%% of the client CPUs): trying the next load", 100*(MinCoreBusy+Headroom), 100*MaxClientBusy)
+			continue
+		}
+		if shorter || marginal != nil {
+			break // a lighter load lost saturation, or a heavier one did no better: the one before stands
+		}
+		if !down && starved(lvl.Windows) {
+			// More connections only queue more requests behind ones
+			// that already outlast a window: go down the ladder.
+			ladder = append(ladder[:i+1:i+1], lighter(ld)...)
+			down = true
+		}
+	}
+	switch {
+	case best != nil:
+		bc.Load = *best
+	case marginal != nil:
+		bc.Load = *marginal
+	}
+	return bc, nil
 }
 
 // starved reports whether a generator finished no request in one of wins:
