@@ -501,9 +501,6 @@ func axisLabel(r rank.Ranking, name string) string {
 	return name
 }
 
-// contrastsSection compares the image pairs the ranking was asked to
-// contrast (a PGO build and the same flags without it), per benchmark and
-// overall; empty when there are none.
 // layoutSection says, for every image whose build spec ran as several
 // layout draws, how much of its spread is layout, each draw's own ratio,
 // and which draw is the image publish pushes (draw 1, the spec's name).
@@ -547,6 +544,9 @@ func pText(p float64) string {
 	return pval(p)
 }
 
+// contrastsSection compares the image pairs the ranking was asked to
+// contrast (a PGO build and the same flags without it), per benchmark and
+// overall; empty when there are none.
 func contrastsSection(r rank.Ranking) string {
 	if len(r.Contrasts) == 0 {
 		return ""
