@@ -128,9 +128,13 @@ type Load struct {
 }
 
 func (l Load) String() string {
-	s := fmt.Sprintf("%d connections per server", l.Clients)
+	conns := "connections"
+	if l.Clients == 1 {
+		conns = "connection"
+	}
+	s := fmt.Sprintf("%d %s per server", l.Clients, conns)
 	if l.Threads > 0 {
-		s = fmt.Sprintf("%d connections per server on %d goroutines", l.Clients, l.Threads)
+		s += fmt.Sprintf(" on %d goroutines", l.Threads)
 	}
 	if l.Window > 0 {
 		s += fmt.Sprintf(", %s windows", l.Window)

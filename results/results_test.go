@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -124,5 +125,22 @@ func TestLoadBuildsAndVerifications(t *testing.T) {
 	vs, skipped, err := LoadVerifications(r)
 	if err != nil || len(skipped) != 0 || vs["a"].Status != "passed" {
 		t.Fatalf("LoadVerifications = %v, %v, %v", vs, skipped, err)
+	}
+}
+
+// TestLoadString: the load as the log and the report say it.
+func TestLoadString(t *testing.T) {
+	for _, c := range []struct {
+		l    Load
+		want string
+	}{
+		{Load{Clients: 25}, "25 connections per server"},
+		{Load{Clients: 1}, "1 connection per server"},
+		{Load{Clients: 25, Threads: 3}, "25 connections per server on 3 goroutines"},
+		{Load{Clients: 1, Window: 700 * time.Millisecond}, "1 connection per server, 700ms windows"},
+	} {
+		if got := c.l.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.l, got, c.want)
+		}
 	}
 }
