@@ -149,9 +149,14 @@ func (s *session) calibrate(ctx context.Context) error {
 func climb(bn rank.Bench, dur time.Duration, ladder []results.Load, try func(results.Load) (results.Level, error), logf func(format string, a ...any)) (results.BenchCalibration, error) {
 	bc := results.BenchCalibration{Bench: bn}
 	down := false              // the ladder now goes to fewer connections
-	shorter := false           // going down for shorter windows
 	var marginal *results.Load // the first load saturated without headroom
-	var best *results.Load     // going down for shorter windows: the lightest load with headroom so far
+	var best *results.Load     // set when going down for shorter windows: the lightest load with headroom so far
+	goDown := func(i int, ld results.Load) {
+		if !down {
+			ladder = append(ladder[:i+1:i+1], lighter(ld)...)
+			down = true
+		}
+	}
 	for i := 0; i < len(ladder); i++ {
 		ld := ladder[i]
 		lvl, err := try(ld)
@@ -166,16 +171,12 @@ func climb(bn rank.Bench, dur time.Duration, ladder []results.Load, try func(res
 				logf("windows of %s (%.1f rounds of every connection's pipeline in %s)", w, rounds(lvl.Windows, bn, ld), dur)
 			}
 			room := headroom(lvl.Windows, lvl.ClientCPU)
-			if shorter && !room {
+			if best != nil && !room {
 				break // fewer connections lost the headroom: the lightest with it stands
 			}
 			if room && ld.Window > 0 && ld.Clients > 1 {
 				best = &ld
-				if !down {
-					ladder = append(ladder[:i+1:i+1], lighter(ld)...)
-					down = true
-				}
-				shorter = true
+				goDown(i, ld)
 				logf("saturated with headroom, but its windows need lengthening: trying fewer connections")
 				continue
 			}
@@ -189,14 +190,13 @@ func climb(bn rank.Bench, dur time.Duration, ladder []results.Load, try func(res
 			logf("saturated without headroom (server CPUs busy under %.0f%%, or the generators over %.0f%% of the client CPUs): trying the next load", 100*(MinCoreBusy+Headroom), 100*MaxClientBusy)
 			continue
 		}
-		if shorter || marginal != nil {
+		if best != nil || marginal != nil {
 			break // a lighter load lost saturation, or a heavier one did no better: the one before stands
 		}
-		if !down && starved(lvl.Windows) {
+		if starved(lvl.Windows) {
 			// More connections only queue more requests behind ones
 			// that already outlast a window: go down the ladder.
-			ladder = append(ladder[:i+1:i+1], lighter(ld)...)
-			down = true
+			goDown(i, ld)
 		}
 	}
 	switch {
