@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -35,14 +36,28 @@ func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
 	if len(dirs) < 2 {
 		return fmt.Errorf("compare needs two run folders or more, got %d", len(dirs))
 	}
+	runs, err := loadRuns(dirs)
+	if err != nil {
+		return err
+	}
+	return writeComparison(c.Out, runs, runtime, asJSON)
+}
+
+// loadRuns reads the ranking of each run folder.
+func loadRuns(dirs []string) ([]rank.RunScores, error) {
 	var runs []rank.RunScores
 	for _, dir := range dirs {
 		rk, err := (&results.Run{Dir: dir}).Ranking()
 		if err != nil {
-			return fmt.Errorf("%s (run `redis-variants rank --run %s`): %w", dir, dir, err)
+			return nil, fmt.Errorf("%s (run `redis-variants rank --run %s`): %w", dir, dir, err)
 		}
 		runs = append(runs, rank.RunScores{Name: filepath.Base(dir), Ranking: *rk})
 	}
+	return runs, nil
+}
+
+// writeComparison prints on out how runs agree and their merge (Compare).
+func writeComparison(out io.Writer, runs []rank.RunScores, runtime string, asJSON bool) error {
 	rt := runtime
 	if rt == "" && len(runs[0].Ranking.Standings) > 0 {
 		rt = runs[0].Ranking.Standings[0].Runtime
@@ -60,13 +75,16 @@ func Compare(c Config, dirs []string, runtime string, asJSON bool) error {
 	}
 	m, mergeErr := rank.Merge(runs, rt, rank.DefaultThresholds())
 	if mergeErr != nil {
-		mergeErr = fmt.Errorf("merging %s: %w", strings.Join(dirs, ", "), mergeErr)
+		var names []string
+		for _, r := range runs {
+			names = append(names, r.Name)
+		}
+		mergeErr = fmt.Errorf("merging %s: %w", strings.Join(names, ", "), mergeErr)
 		if cmp.Latency == nil || len(cmp.Latency.Cells) == 0 {
 			return mergeErr
 		}
 	}
 	cmp.Merged = m
-	out := c.Out
 	if asJSON {
 		js, err := json.MarshalIndent(cmp, "", "  ")
 		if err != nil {

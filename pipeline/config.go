@@ -29,8 +29,12 @@ type Config struct {
 	// Builders, when set, are the buildkitd daemons builds are spread
 	// over instead of BuildKit alone: ADDR or ADDR,jobs=N each.
 	Builders []string
-	Out      io.Writer
-	Err      io.Writer
+	// Shard, when not the whole file, is the part of the variants file
+	// this call works on (variants.Plan.ShardOf): every stage of a run sees
+	// the same part, recorded in the run's plan.json.
+	Shard variants.Shard
+	Out   io.Writer
+	Err   io.Writer
 	// Progress is the progress mode on Err: auto, tty, plain or quiet
 	// (progress.Modes; "" = auto). Printer, when set, is the one printer
 	// every stage of a run shares; a stage called alone makes its own.
@@ -93,7 +97,7 @@ func (c Config) Plan() (*variants.Plan, error) {
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(c.Err, w.String())
 	}
-	return plan, nil
+	return plan.ShardOf(c.Shard)
 }
 
 // Select loads the plan and the entries named by only (names or globs;

@@ -26,6 +26,10 @@ type HistoryOptions struct {
 	NoRuns    bool
 	From      []string // registry repositories whose results artifacts are merged too
 	Insecure  bool     // plain HTTP for a registry that is not local
+	// Merge merges the latest run of each shard of a sharded file (runs
+	// made with --shard i/n, read here or from --from) into one ranking
+	// with a random run effect, instead of the table per CPU model.
+	Merge bool
 }
 
 // History merges the rankings of the run folders dirs (and, unless
@@ -59,6 +63,9 @@ func History(ctx context.Context, c Config, o HistoryOptions, args []string) err
 	}
 	if len(dirs) == 0 {
 		return fmt.Errorf("no run folders under %s and none given", c.Runs)
+	}
+	if o.Merge {
+		return mergeShards(c, dirs, o.Runtime)
 	}
 	opt := history.Options{Runtime: o.Runtime, Reference: o.Reference, By: o.By, Metric: o.Metric}
 	rs, warnings, err := history.Load(dirs, opt)
@@ -158,4 +165,27 @@ func splitRepo(s string) (registry, repo string, err error) {
 		return "", "", fmt.Errorf("--from %q: want REGISTRY/REPOSITORY, e.g. 127.0.0.1:5000/redis-variants", s)
 	}
 	return scheme + reg, repo, nil
+}
+
+// mergeShards prints the runners of a sharded file's latest shards and
+// their rankings merged with a random run effect: every shard ran the
+// references, so the references measure how far the runners differ (the
+// run effect), and each variant's merged interval is widened by it.
+func mergeShards(c Config, dirs []string, rt string) error {
+	picked, warnings, err := pickShards(dirs)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(c.Err, "warning: %s\n", w)
+	}
+	if len(picked) < 2 {
+		return fmt.Errorf("history --merge: %d shard run found, two or more are merged", len(picked))
+	}
+	runs, err := loadRuns(picked)
+	if err != nil {
+		return err
+	}
+	writeRunners(c.Out, picked, runs, rt)
+	return writeComparison(c.Out, runs, rt, false)
 }

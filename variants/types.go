@@ -308,8 +308,10 @@ type Plan struct {
 	Sources    map[string]Source  `json:"sources"`
 	// Experiment is the published measurement the file reproduces (nil:
 	// none).
-	Experiment *Experiment  `json:"experiment,omitempty"`
-	Warnings   []Diagnostic `json:"warnings,omitempty"`
+	Experiment *Experiment `json:"experiment,omitempty"`
+	// Shard is the part of the file this plan holds (nil: all of it).
+	Shard    *Shard       `json:"shard,omitempty"`
+	Warnings []Diagnostic `json:"warnings,omitempty"`
 }
 
 // BaseImages returns the base images the plan's entries use, each once, in

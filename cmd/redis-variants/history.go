@@ -32,7 +32,8 @@ an SVG chart, --csv one line per cell ("-" for stdout instead of Markdown).`,
 		Example: `  redis-variants history
   redis-variants history --by compiler --html history.html
   redis-variants history --from 127.0.0.1:5000/redis-variants --html history.html
-  redis-variants history --no-runs ci-results/xeon-run ci-results/epyc-run --csv -`,
+  redis-variants history --no-runs ci-results/xeon-run ci-results/epyc-run --csv -
+  redis-variants history --merge --no-runs --from 127.0.0.1:5000/redis-variants`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return pipeline.History(cmd.Context(), config(cmd, g), *o, args)
 		},
@@ -46,6 +47,7 @@ an SVG chart, --csv one line per cell ("-" for stdout instead of Markdown).`,
 	f.StringVar(&o.CSV, "csv", "", `also write CSV to this file ("-" = stdout, instead of the Markdown table)`)
 	f.BoolVar(&o.NoRuns, "no-runs", false, "read only the folders given, not every run under --runs")
 	f.StringArrayVar(&o.From, "from", nil, "also merge every results artifact in this registry repository (REGISTRY/REPO, repeatable)")
+	f.BoolVar(&o.Merge, "merge", false, "merge the latest run of each shard of a sharded file (runs made with --shard i/n) into one ranking, the run effect between runners measured on the references every shard ran")
 	f.BoolVar(&o.Insecure, "insecure", false, "use plain HTTP for a --from registry that is not local")
 	return cmd
 }

@@ -119,6 +119,9 @@ func writePlanTable(out io.Writer, plan *variants.Plan) error {
 	if specs != len(plan.Variants) {
 		variantsLine = fmt.Sprintf("%d variants (%d images with their layout draws)", specs, len(plan.Variants))
 	}
+	if plan.Shard != nil {
+		variantsLine += " in shard " + plan.Shard.String()
+	}
 	fmt.Fprintf(out, "\n%d references, %s; runtimes: %s; profiles: %s\n",
 		len(plan.References), variantsLine, strings.Join(rts, ", "), strings.Join(profileNames(plan), ", "))
 	return nil

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
 	"github.com/redis-variants/redis-variants/pipeline"
 	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/solve"
+	"github.com/redis-variants/redis-variants/variants"
 
 	"github.com/spf13/cobra"
 )
@@ -24,13 +26,15 @@ type globals struct {
 	BuildKit string // buildkitd address
 	Builders []string
 	Progress string // progress mode
+	Shard    string // i/n: the part of the file this runner works on
+	shard    variants.Shard
 }
 
 // config is the pipeline's Config for a command: the global flags and the
 // command's own writers.
 func config(cmd *cobra.Command, g *globals) pipeline.Config {
 	return pipeline.Config{File: g.File, Runs: g.Runs, RunDir: g.RunDir, State: g.State, Registry: g.Registry,
-		BuildKit: g.BuildKit, Builders: g.Builders, Progress: g.Progress, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
+		BuildKit: g.BuildKit, Builders: g.Builders, Progress: g.Progress, Shard: g.shard, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
 }
 
 func envOr(k, def string) string {
@@ -47,6 +51,13 @@ func newRoot() *cobra.Command {
 		Short:         "Build, verify, benchmark, rank and publish tuned Redis images from one variants.yaml",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
+			g.shard, err = variants.ParseShard(g.Shard)
+			if err != nil {
+				return fmt.Errorf("--shard: %w", err)
+			}
+			return nil
+		},
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.File, "file", "f", "variants.yaml", "variants file")
@@ -58,6 +69,8 @@ func newRoot() *cobra.Command {
 	pf.StringVar(&g.BuildKit, "buildkit", solve.Address(), "buildkitd address (BUILDKIT_HOST)")
 	pf.StringArrayVar(&g.Builders, "builder", strings.Fields(os.Getenv("RV_BUILDERS")),
 		"spread builds over this buildkitd, ADDR or ADDR,jobs=N (repeatable; RV_BUILDERS: a space-separated list); replaces --buildkit")
+	pf.StringVar(&g.Shard, "shard", os.Getenv("RV_SHARD"),
+		"work on part i of n of the variants file (i/n): every reference and every n-th build spec from the i-th, for a matrix spread over CI runners (RV_SHARD)")
 	for _, f := range []func(*globals) *cobra.Command{
 		newCmdInit, newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
 		newCmdPublish, newCmdResults, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
