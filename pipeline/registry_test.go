@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,11 +98,7 @@ func TestPublishedImagesRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker Engine, buildkitd and the local registry")
 	}
-	resp, err := http.Get("http://" + localRegistry + "/v2/")
-	if err != nil {
-		t.Fatalf("this test needs the Distribution registry at %s (scripts/setup.sh starts it): %v", localRegistry, err)
-	}
-	resp.Body.Close()
+	needRegistry(t)
 	ctx := context.Background()
 	ec := enginetest.Client(t)
 	img := enginetest.Image(t)

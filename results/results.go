@@ -18,6 +18,7 @@ import (
 // BuildRel(name) and VerificationRel(name); trials under TrialsDir.
 const (
 	PlanFile        = "plan.json"        // the variants file's plan, as the run was built
+	GateFile        = "gate.json"        // a gate run's decision (redis-variants gate)
 	MachineFile     = "machine.json"     // machine.Info of the machine measured on
 	BenchPlanFile   = "bench-plan.json"  // the drawn design: seed, profile, units in order
 	BenchFile       = "bench.json"       // bench's summary

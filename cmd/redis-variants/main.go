@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,11 +19,22 @@ func main() {
 	// go-redis logs its own retries (a server still starting refuses
 	// connections): every caller here waits and reports failures itself.
 	redis.SetLogger(quiet{})
-	if err := newRoot().ExecuteContext(ctx); err != nil {
+	err := newRoot().ExecuteContext(ctx)
+	var ec exitCode
+	if errors.As(err, &ec) {
+		os.Exit(int(ec))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "redis-variants:", err)
 		os.Exit(1)
 	}
 }
+
+// exitCode is a command's answer given as its exit status (gate's fail
+// and cannot-tell), already printed: not an error to report.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 type quiet struct{}
 
