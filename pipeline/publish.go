@@ -22,6 +22,9 @@ type PublishOptions struct {
 	DryRun     bool
 	Insecure   bool
 	LayerCache string
+	// Sign is a private key file (cosign's format): each image and its
+	// results artifact are signed before any tag is written.
+	Sign string
 }
 
 // publishRun returns --run, or the latest run under --runs.
@@ -48,6 +51,11 @@ func Publish(ctx context.Context, c Config, o PublishOptions) error {
 	po := publish.Options{
 		Registry: reg, Repo: o.Repo, Top: o.Top, Only: o.Only, Runtime: o.Runtime,
 		DryRun: o.DryRun, Insecure: o.Insecure, LayerCache: o.LayerCache, Log: errw,
+	}
+	if o.Sign != "" {
+		if po.Signer, err = publish.LoadSigner(o.Sign); err != nil {
+			return err
+		}
 	}
 	publishFn := publish.Publish
 	if pulledRun(run) {

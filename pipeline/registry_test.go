@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -128,11 +129,31 @@ func TestPublishedImagesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	runA := publishedFixture(t, filepath.Join(root, "a", "20261201-100000"), id, engineRef)
-	pubA, err := publish.Publish(ctx, runA, publish.Options{Registry: localRegistry, Repo: repoName})
+	// signed with a key keygen writes, as publish --sign does
+	t.Setenv(publish.PasswordEnv, "test password")
+	keys := filepath.Join(root, "cosign")
+	if err := Keygen(Config{Out: io.Discard}, keys); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := publish.LoadSigner(keys + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubA, err := publish.Publish(ctx, runA, publish.Options{Registry: localRegistry, Repo: repoName, Signer: signer})
 	if err != nil {
 		t.Fatal(err)
 	}
 	digest := pubA.Images[0].Digest
+	// the image and its results artifact are signed, and verify-signature
+	// checks both by tag and by digest on the real registry
+	if len(pubA.Images[0].Signatures) != 2 {
+		t.Errorf("signatures %v, want the image's and the results artifact's", pubA.Images[0].Signatures)
+	}
+	var vout bytes.Buffer
+	refs := append([]string{pubA.Images[0].Ref, pubA.Images[0].Results}, pubA.Images[0].Pushed...)
+	if err := VerifySignatures(ctx, Config{Out: &vout}, keys+".pub", refs, false, false); err != nil || strings.Count(vout.String(), "ok   ") != len(refs) {
+		t.Errorf("verify-signature %v: %v\n%s", refs, err, vout.String())
+	}
 	tagsBefore, _ := remote.List(mustRepo(t, repoName))
 
 	file := filepath.Join(root, "variants.yaml")

@@ -26,6 +26,7 @@ type RunOptions struct {
 	BenchProfile  string
 	Runtimes      []string
 	Push          string
+	Sign          string // publish's --sign: the private key the pushed images are signed with
 	NoVerify      bool
 	VerifyAgain   bool     // verify's --again: no proof kept from an earlier run is reused
 	CacheTo       string   // build's --cache-to
@@ -43,6 +44,15 @@ type RunOptions struct {
 // stage that fails for some entries does not stop the later ones; an
 // interruption does.
 func Run(ctx context.Context, c Config, o RunOptions) error {
+	if o.Sign != "" {
+		// a key that cannot be read fails now, not after the bench
+		if o.Push == "" {
+			return fmt.Errorf("--sign signs what --push publishes: give --push too")
+		}
+		if _, err := publish.LoadSigner(o.Sign); err != nil {
+			return err
+		}
+	}
 	if c.RunDir == "" {
 		c.RunDir = filepath.Join(c.Runs, results.NewRunID(time.Now()))
 	}
@@ -101,7 +111,7 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 	}
 	if ok && o.Push != "" {
 		stage("publish", func() error {
-			return Publish(ctx, c, PublishOptions{To: o.Push, Repo: publish.DefaultRepo, Runtime: "host"})
+			return Publish(ctx, c, PublishOptions{To: o.Push, Repo: publish.DefaultRepo, Runtime: "host", Sign: o.Sign})
 		})
 	}
 	fmt.Fprintf(c.Out, "\ntime by stage: %s\n", timeSplit(took, setupTime(c.State, begin), time.Since(begin)))

@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -87,6 +88,9 @@ type Options struct {
 	LayerCache string
 	// Log receives progress lines (nil = none).
 	Log io.Writer
+	// Signer, when set, signs each uploaded image and its results
+	// artifact (cosign's format, Sign) before any tag is written.
+	Signer *Signer
 }
 
 func (o Options) withDefaults() Options {
@@ -395,6 +399,20 @@ func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error
 	if err := p.attach(ctx, sel, imgs, &pub); err != nil {
 		failed = append(failed, err.Error())
 	}
+	// Phase 2b: signatures, before any tag, so a tag never names an
+	// unsigned image. An image whose signing failed gets no tag.
+	if opts.Signer != nil {
+		for i, s := range sel.Images {
+			if imgs[i] == nil {
+				continue
+			}
+			if err := p.sign(ctx, sel, s, &pub.Images[i]); err != nil {
+				imgs[i] = nil
+				pub.Images[i].Error = strings.TrimPrefix(pub.Images[i].Error+"; "+err.Error(), "; ")
+				failed = append(failed, fmt.Sprintf("%s: %v", s.Variant.Name, err))
+			}
+		}
+	}
 	// Phase 3: tags, only for images whose upload was confirmed.
 	for i, s := range sel.Images {
 		if imgs[i] == nil {
@@ -564,6 +582,26 @@ func (p *pushing) attach(ctx context.Context, sel *Selection, imgs []*manifest, 
 		p.logf("attached the results of %s to %s as %s\n", bundle.Run, sel.Images[i].Variant.Name, ref)
 	}
 	return errors.Join(errs...)
+}
+
+// sign signs an uploaded image and its results artifact, recording the
+// signature tags in pi.
+func (p *pushing) sign(ctx context.Context, sel *Selection, s Selected, pi *Image) error {
+	note := map[string]string{"io.redis-variants.run": filepath.Base(sel.Run), "io.redis-variants.variant": s.Variant.Name}
+	for _, ref := range []string{pi.Ref, pi.Results} {
+		_, dg, ok := strings.Cut(ref, "@")
+		if !ok {
+			continue
+		}
+		d := p.repo.Digest(dg)
+		if err := p.retry(ctx, func() error { return Sign(ctx, d, p.opts.Signer, note, p.ropts...) }); err != nil {
+			return fmt.Errorf("signing %s: %w", d, err)
+		}
+		h, _ := v1.NewHash(dg)
+		pi.Signatures = append(pi.Signatures, SignatureTag(p.repo, h).String())
+		p.logf("signed %s\n", d)
+	}
+	return nil
 }
 
 // tag points ref at an uploaded manifest (a manifest PUT on the shared

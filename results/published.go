@@ -33,6 +33,9 @@ type PublishedImage struct {
 	// Results is repository@digest of the run's results artifact attached
 	// to the image (its subject), empty when none was.
 	Results string `json:"results,omitempty"`
+	// Signatures are the signature images written for the image and its
+	// results artifact (cosign's sha256-<hex>.sig tags), when signed.
+	Signatures []string `json:"signatures,omitempty"`
 	// Tags are the full tag references planned; Pushed those written and
 	// read back with the right digest.
 	Tags        []string          `json:"tags"`

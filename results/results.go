@@ -126,7 +126,11 @@ func (r *Run) Exists(rel string) bool {
 
 // WriteFile writes data to path atomically: a temporary file in the same
 // folder, fsynced, then renamed over path.
-func WriteFile(path string, data []byte) error {
+func WriteFile(path string, data []byte) error { return WriteFileMode(path, data, 0o644) }
+
+// WriteFileMode is WriteFile with the file's permissions (0o600 for a
+// private key: it is never readable by others, not even for a moment).
+func WriteFileMode(path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -151,7 +155,7 @@ func WriteFile(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
+	if err := os.Chmod(tmp, mode); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

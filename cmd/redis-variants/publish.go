@@ -50,6 +50,7 @@ over HTTPS unless --insecure or an http:// prefix.`,
 	f.StringVar(&o.Runtime, "runtime", "host", "runtime configuration whose ranking decides the order and the best tags")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be pushed (tags, annotations) and push nothing")
 	f.BoolVar(&o.Insecure, "insecure", false, "use plain HTTP for a registry that is not local")
+	f.StringVar(&o.Sign, "sign", "", "sign each pushed image and its results artifact with this private key before any tag (cosign's format, its password in COSIGN_PASSWORD; redis-variants keygen or cosign generate-key-pair writes one)")
 	f.StringVar(&o.LayerCache, "layer-cache", "", "keep compressed layers in this folder between publications (default: a temporary folder)")
 	return cmd
 }

@@ -31,6 +31,7 @@ others; the exit status is non-zero when any stage failed.`,
 	f.StringVar(&o.BenchProfile, "profile", "quick", "benchmark profile")
 	f.StringSliceVar(&o.Runtimes, "runtime", nil, "only these runtime configurations")
 	f.StringVar(&o.Push, "push", "", "publish the verified, ranked images to this registry at the end")
+	f.StringVar(&o.Sign, "sign", "", "sign each pushed image and its results artifact with this private key (cosign's format; password in COSIGN_PASSWORD)")
 	f.BoolVar(&o.Force, "force", false, "solve every build even when its image is up to date (BuildKit's cache still answers unchanged steps)")
 	f.BoolVar(&o.NoVerify, "no-verify", false, "skip verification (images are then flagged unverified and cannot be published)")
 	f.BoolVar(&o.VerifyAgain, "verify-again", false, "verify every image again, even one whose proof is kept from an earlier run")
