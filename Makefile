@@ -14,6 +14,7 @@ setup:
 build:
 	go build -o $(BIN) ./cmd/redis-variants
 	CGO_ENABLED=0 go build -o $(dir $(BIN))redis-loadgen ./loadgen/cmd/redis-loadgen
+	CGO_ENABLED=0 go build -o $(dir $(BIN))redis-variants-sbom ./cmd/redis-variants-sbom
 
 ## run: build, verify, benchmark, rank and report the default variants.yaml (does its own set-up)
 run: setup build

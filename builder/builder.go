@@ -9,6 +9,7 @@ package builder
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,7 @@ import (
 	"github.com/redis-variants/redis-variants/profiles"
 	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/sbom"
 	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -101,6 +103,14 @@ type Options struct {
 	// (registry/repository:tag) as well; set-up uses it to place the
 	// rebuilt official image in the local registry under Docker Hub's name.
 	PushAs map[string]string
+	// SBOMGenerator, when set with Push, makes each push attested: the
+	// image is pushed by a second, cached solve that asks BuildKit for its
+	// SLSA provenance (mode max) and for SBOMs from this generator image
+	// (sbom.EnsureGenerator), of the image and of the build stage, as
+	// attestation manifests in the pushed index. (A solve with
+	// attestations cannot also be loaded into Docker 20.10 as a docker
+	// tarball, so the load and the attested push are two solves.)
+	SBOMGenerator string
 }
 
 // Builder builds variants on one buildkitd.
@@ -437,13 +447,21 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		ociTmp, ociDir = tmp, dir
 		req.Exports = append(req.Exports, bk.ExportEntry{Type: bk.ExporterOCI, Attrs: map[string]string{"name": r.Image, "tar": "false"}, OutputDir: tmp})
 	}
+	var attested *solve.Request
 	if b.opt.Push != "" {
 		ref := b.opt.Push + "/" + r.Image
 		a := map[string]string{"name": ref, "push": "true"}
 		if insecureRegistry(b.opt.Push) {
 			a["registry.insecure"] = "true"
 		}
-		req.Exports = append(req.Exports, bk.ExportEntry{Type: bk.ExporterImage, Attrs: a})
+		push := bk.ExportEntry{Type: bk.ExporterImage, Attrs: a}
+		if b.opt.SBOMGenerator != "" {
+			attested = &solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, BuildArgs: rec.BuildArgs,
+				Contexts: rec.Contexts, SharedKey: req.SharedKey, CacheImports: req.CacheImports,
+				Exports: []bk.ExportEntry{push}, Attrs: attestAttrs(v, rec, b.opt.SBOMGenerator)}
+		} else {
+			req.Exports = append(req.Exports, push)
+		}
 		r.Pushed = ref
 	}
 	if ref, ok := b.opt.PushAs[v.Name]; ok {
@@ -478,6 +496,29 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 	}
 	if resp != nil {
 		r.BuildKitConfig = resp.ExporterResponse[exptypes.ExporterImageConfigDigestKey]
+		r.PushedDigest = resp.ExporterResponse[exptypes.ExporterImageDigestKey]
+	}
+	if attested != nil {
+		fmt.Fprintf(logFile, "\n# the attested push of %s: %s with provenance and SBOMs\n", v.Name, r.Pushed)
+		attested.Watch = []func(chan *bk.SolveStatus) error{func(ch chan *bk.SolveStatus) error {
+			for st := range ch {
+				for _, l := range st.Logs {
+					logFile.Write(l.Data)
+				}
+				for _, vx := range st.Vertexes {
+					if vx.Completed != nil {
+						fmt.Fprintf(logFile, "#%s %s\n", shorten(vx.Name, 200), errText(vx.Error))
+					}
+				}
+			}
+			return nil
+		}}
+		aresp, err := solve.Run(ctx, b.bk, *attested)
+		if err != nil {
+			fmt.Fprintf(logFile, "\nERROR: the attested push: %v\n", err)
+			return tr, fmt.Errorf("the attested push to %s: %w", r.Pushed, err)
+		}
+		r.PushedDigest, r.Attested = aresp.ExporterResponse[exptypes.ExporterImageDigestKey], true
 	}
 	if ociTmp != "" {
 		if err := os.RemoveAll(ociDir); err != nil {
@@ -675,4 +716,32 @@ func writeLog(path, msg string) {
 		msg += "\n"
 	}
 	results.WriteFile(path, []byte(msg))
+}
+
+// attestAttrs are the frontend attributes of an attested push: BuildKit's
+// SLSA provenance in mode max, and SBOMs by generator, which is told the
+// source archive, the variant and the allocator its spec asks for.
+func attestAttrs(v variants.Variant, rec dockerfiles.Recipe, generator string) map[string]string {
+	fields := []string{"generator=" + generator}
+	add := func(k, val string) {
+		if val != "" {
+			fields = append(fields, k+"="+val)
+		}
+	}
+	add(sbom.ParamRedisSHA256, rec.BuildArgs["REDIS_SHA256"])
+	add(sbom.ParamRedisSource, v.Source.URL)
+	add(sbom.ParamVariant, v.Name)
+	add(sbom.ParamAllocator, v.Allocator)
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(fields)
+	w.Flush()
+	return map[string]string{"attest:provenance": "mode=max", "attest:sbom": strings.TrimSpace(b.String())}
+}
+
+func errText(e string) string {
+	if e == "" {
+		return "DONE"
+	}
+	return "ERROR " + e
 }

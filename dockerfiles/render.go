@@ -132,11 +132,16 @@ func DeclaredArgs(dockerfile []byte) []string {
 }
 
 // ArgDefaults returns every ARG in dockerfile with its first declared
-// default value ("" when it has none).
+// default value ("" when it has none). BuildKit's own settings
+// (BUILDKIT_SBOM_SCAN_STAGE) are left out: declared in a stage they are
+// that stage's, and as a build arg they would apply to every stage.
 func ArgDefaults(dockerfile []byte) map[string]string {
 	out := map[string]string{}
 	for _, m := range argRE.FindAllSubmatch(dockerfile, -1) {
 		n, def := string(m[1]), strings.TrimSpace(string(m[2]))
+		if strings.HasPrefix(n, "BUILDKIT_") {
+			continue
+		}
 		if len(def) >= 2 && (def[0] == '"' && def[len(def)-1] == '"' || def[0] == '\'' && def[len(def)-1] == '\'') {
 			def = def[1 : len(def)-1]
 		}

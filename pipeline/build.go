@@ -17,16 +17,20 @@ import (
 	"github.com/redis-variants/redis-variants/machine"
 	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/sbom"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
 // BuildOptions are the flags of `redis-variants build`.
 type BuildOptions struct {
-	Only  []string
-	Jobs  int
-	Push  string
-	OCI   string
-	Force bool
+	Only []string
+	Jobs int
+	Push string
+	// Attest pushes each image (Push is required) as an index with
+	// BuildKit's SLSA provenance and SBOMs from this tool's generator.
+	Attest bool
+	OCI    string
+	Force  bool
 	// NoTable leaves out the table of every entry on c.Out at the end
 	// (run prints the finished builds' lines, and its own summary).
 	NoTable bool
@@ -82,6 +86,19 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 		Push: o.Push, OCIDir: o.OCI, Progress: p, Force: o.Force,
 		CacheTo: o.CacheTo, CacheFrom: o.CacheFrom,
 		RegistryOptions: publish.ReadOptions(ctx),
+	}
+	if o.Attest {
+		if o.Push == "" {
+			return fmt.Errorf("--attest: attestations travel with a pushed image: give --push REGISTRY too")
+		}
+		bin, err := sbom.FindBinary()
+		if err != nil {
+			return fmt.Errorf("--attest: %w", err)
+		}
+		if bo.SBOMGenerator, err = sbom.EnsureGenerator(ctx, o.Push, bin, bo.RegistryOptions...); err != nil {
+			return fmt.Errorf("--attest: %w", err)
+		}
+		p.Println("attested pushes: SLSA provenance (mode max) and SBOMs by %s", bo.SBOMGenerator)
 	}
 	for _, r := range o.ProfilesFrom {
 		repo, err := publish.Repository(r)

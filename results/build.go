@@ -61,6 +61,11 @@ type Build struct {
 	// Pushed and OCI are where else the image was exported, when asked.
 	Pushed string `json:"pushed,omitempty"`
 	OCI    string `json:"oci,omitempty"`
+	// PushedDigest is the digest of what was pushed (an image index when
+	// Attested: the image with BuildKit's attestation manifest holding its
+	// SLSA provenance and SBOMs).
+	PushedDigest string `json:"pushed_digest,omitempty"`
+	Attested     bool   `json:"attested,omitempty"`
 
 	// Origin says how the image came to be: OriginBuilt, OriginPulled, or
 	// OriginRebuilt (an official reference no registry had, rebuilt from

@@ -118,6 +118,10 @@ build_tool() {
 	# the static load generator a PGO build's training runs, next to it
 	(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/redis-loadgen.tmp" ./loadgen/cmd/redis-loadgen)
 	mv "$BIN/redis-loadgen.tmp" "$BIN/redis-loadgen"
+	# the SBOM generator an attested push runs inside BuildKit (static: it
+	# runs alone in its image)
+	(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/redis-variants-sbom.tmp" ./cmd/redis-variants-sbom)
+	mv "$BIN/redis-variants-sbom.tmp" "$BIN/redis-variants-sbom"
 }
 if stale buildkitd || stale buildctl; then
 	say "building buildkitd and buildctl $BK_VERSION in the background (log $LOGS/go-build-buildkit.log)"

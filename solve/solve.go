@@ -79,6 +79,9 @@ type Request struct {
 	// importers (see RegistryCache).
 	CacheExports []bk.CacheOptionsEntry
 	CacheImports []bk.CacheOptionsEntry
+	// Attrs are further frontend attributes, as attest:provenance and
+	// attest:sbom (BuildKit's attestations).
+	Attrs map[string]string
 }
 
 // RegistryCache is BuildKit's registry cache at ref (repository:tag), in
@@ -259,6 +262,9 @@ func frontendInputs(req Request, tmp string) (map[string]string, map[string]fsut
 	}
 	for k, v := range req.BuildArgs {
 		attrs["build-arg:"+k] = v
+	}
+	for k, v := range req.Attrs {
+		attrs[k] = v
 	}
 	mounts := map[string]fsutil.FS{}
 	add := func(name, dir string) error {

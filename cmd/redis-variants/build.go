@@ -37,6 +37,7 @@ answering is retried on another.`,
 	f.StringSliceVar(&o.Only, "only", nil, "build only these variants or references (names or globs; repeatable, comma separated)")
 	f.IntVar(&o.Jobs, "jobs", 1, "variants built at once (each runs make -j2)")
 	f.StringVar(&o.Push, "push", "", "also push every image to this registry (host:port)")
+	f.BoolVar(&o.Attest, "attest", false, "push each image (with --push) as an index carrying BuildKit's SLSA provenance (mode max) and SPDX SBOMs of the image and its build stage, from redis-variants-sbom (the allocator linked, the source archive's sha256, the bundled dependencies, the packages)")
 	f.StringVar(&o.OCI, "oci", "", "also export every image as an OCI layout into DIR/<name>")
 	f.BoolVar(&o.Force, "force", false, "solve even when an image is up to date")
 	f.StringVar(&o.CacheTo, "cache-to", "", "write each build's BuildKit cache (mode max) to this registry repository, tag buildcache-<name>")
