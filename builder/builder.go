@@ -728,8 +728,11 @@ func attestAttrs(v variants.Variant, rec dockerfiles.Recipe, generator string) m
 			fields = append(fields, k+"="+val)
 		}
 	}
-	add(sbom.ParamRedisSHA256, rec.BuildArgs["REDIS_SHA256"])
-	add(sbom.ParamRedisSource, v.Source.URL)
+	// the archive the build used: the source's own, or a fallback's (a
+	// repack, as Debian's orig tarball) when that is the one cached
+	sha := rec.BuildArgs["REDIS_SHA256"]
+	add(sbom.ParamRedisSHA256, sha)
+	add(sbom.ParamRedisSource, v.Source.Location(sha))
 	add(sbom.ParamVariant, v.Name)
 	add(sbom.ParamAllocator, v.Allocator)
 	var b strings.Builder

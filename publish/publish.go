@@ -794,6 +794,17 @@ func Attach(ctx context.Context, run *results.Run, opts Options) (Published, err
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, "attached the results of %s to %s (%s) as %s\n", bundle.Run, images[i].Variant, d, ref)
 		}
+		if opts.Signer != nil {
+			// the results are this run's: the image was signed by whoever published it
+			note := map[string]string{"io.redis-variants.run": bundle.Run}
+			if err := Sign(ctx, ref, opts.Signer, note, ropts...); err != nil {
+				err = fmt.Errorf("%s: signing the results %s: %w", images[i].Variant, ref, err)
+				pub.Images[i].Error, errs = err.Error(), append(errs, err)
+				continue
+			}
+			h, _ := v1.NewHash(ref.DigestStr())
+			pub.Images[i].Signatures = append(pub.Images[i].Signatures, SignatureTag(repo, h).String())
+		}
 	}
 	pub.Finished = time.Now().UTC()
 	if rerr := run.AppendPublication(pub); rerr != nil {

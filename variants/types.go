@@ -65,6 +65,23 @@ type Fallback struct {
 	SHA256 string `json:"sha256"`
 }
 
+// Location is where the archive of sha256 sha comes from: the source's
+// URL (or path) or the fallback with that checksum ("" for neither).
+func (s Source) Location(sha string) string {
+	if sha == s.SHA256 {
+		if s.URL != "" {
+			return s.URL
+		}
+		return s.Path
+	}
+	for _, f := range s.Fallbacks {
+		if f.SHA256 == sha {
+			return f.URL
+		}
+	}
+	return ""
+}
+
 // Pos is a place in a file, for diagnostics.
 type Pos struct {
 	File   string `json:"file,omitempty"`

@@ -13,7 +13,8 @@ func TestRootHasEveryCommand(t *testing.T) {
 		names = append(names, c.Name())
 	}
 	for _, want := range []string{"plan", "fetch", "build", "verify", "bench", "rank", "run", "publish",
-		"compare", "history", "loadgen", "doctor", "smoke", "seed-base", "seed-official", "experiments"} {
+		"compare", "history", "loadgen", "doctor", "smoke", "seed-base", "seed-official", "experiments",
+		"gate", "sign", "verify-signature", "keygen"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %q command; have %v", want, names)
 		}
