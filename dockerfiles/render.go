@@ -600,7 +600,12 @@ func labels(v variants.Variant, opt Options, a *args) {
 	a.set("VARIANT_KIND", v.Kind)
 	a.set("VARIANT_SPEC", string(b))
 	a.set("REDIS_VERSION", v.Redis)
-	src := v.Source.URL
+	// where the archive built from came from: the source's URL, or the
+	// fallback (a repack) whose archive the source cache holds
+	src := v.Source.Location(a.m["REDIS_SHA256"])
+	if src == "" {
+		src = v.Source.URL
+	}
 	if v.Kind == variants.KindDistro {
 		src = "debian:redis-server"
 	}
