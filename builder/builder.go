@@ -9,7 +9,6 @@ package builder
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -33,7 +32,6 @@ import (
 	"github.com/redis-variants/redis-variants/profiles"
 	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/results"
-	"github.com/redis-variants/redis-variants/sbom"
 	"github.com/redis-variants/redis-variants/solve"
 	"github.com/redis-variants/redis-variants/variants"
 )
@@ -103,14 +101,15 @@ type Options struct {
 	// (registry/repository:tag) as well; set-up uses it to place the
 	// rebuilt official image in the local registry under Docker Hub's name.
 	PushAs map[string]string
-	// SBOMGenerator, when set with Push, makes each push attested: the
-	// image is pushed by a second, cached solve that asks BuildKit for its
-	// SLSA provenance (mode max) and for SBOMs from this generator image
-	// (sbom.EnsureGenerator), of the image and of the build stage, as
-	// attestation manifests in the pushed index. (A solve with
-	// attestations cannot also be loaded into Docker 20.10 as a docker
+	// Attest, when set with Push, makes each push attested: the image is
+	// pushed by a second, cached solve given the frontend attributes Attest
+	// returns for the variant and the sha256 of the source archive its
+	// recipe builds from (sbom.Attrs: BuildKit's SLSA provenance, mode max,
+	// and SBOMs from this project's generator, of the image and of the
+	// build stage), as attestation manifests in the pushed index. (A solve
+	// with attestations cannot also be loaded into Docker 20.10 as a docker
 	// tarball, so the load and the attested push are two solves.)
-	SBOMGenerator string
+	Attest func(v variants.Variant, sourceSHA256 string) map[string]string
 }
 
 // Builder builds variants on one buildkitd.
@@ -455,10 +454,10 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 			a["registry.insecure"] = "true"
 		}
 		push := bk.ExportEntry{Type: bk.ExporterImage, Attrs: a}
-		if b.opt.SBOMGenerator != "" {
+		if b.opt.Attest != nil {
 			attested = &solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, BuildArgs: rec.BuildArgs,
 				Contexts: rec.Contexts, SharedKey: req.SharedKey, CacheImports: req.CacheImports,
-				Exports: []bk.ExportEntry{push}, Attrs: attestAttrs(v, rec, b.opt.SBOMGenerator)}
+				Exports: []bk.ExportEntry{push}, Attrs: b.opt.Attest(v, rec.BuildArgs["REDIS_SHA256"])}
 		} else {
 			req.Exports = append(req.Exports, push)
 		}
@@ -716,30 +715,6 @@ func writeLog(path, msg string) {
 		msg += "\n"
 	}
 	results.WriteFile(path, []byte(msg))
-}
-
-// attestAttrs are the frontend attributes of an attested push: BuildKit's
-// SLSA provenance in mode max, and SBOMs by generator, which is told the
-// source archive, the variant and the allocator its spec asks for.
-func attestAttrs(v variants.Variant, rec dockerfiles.Recipe, generator string) map[string]string {
-	fields := []string{"generator=" + generator}
-	add := func(k, val string) {
-		if val != "" {
-			fields = append(fields, k+"="+val)
-		}
-	}
-	// the archive the build used: the source's own, or a fallback's (a
-	// repack, as Debian's orig tarball) when that is the one cached
-	sha := rec.BuildArgs["REDIS_SHA256"]
-	add(sbom.ParamRedisSHA256, sha)
-	add(sbom.ParamRedisSource, v.Source.Location(sha))
-	add(sbom.ParamVariant, v.Name)
-	add(sbom.ParamAllocator, v.Allocator)
-	var b strings.Builder
-	w := csv.NewWriter(&b)
-	w.Write(fields)
-	w.Flush()
-	return map[string]string{"attest:provenance": "mode=max", "attest:sbom": strings.TrimSpace(b.String())}
 }
 
 func errText(e string) string {

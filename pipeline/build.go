@@ -95,10 +95,12 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 		if err != nil {
 			return fmt.Errorf("--attest: %w", err)
 		}
-		if bo.SBOMGenerator, err = sbom.EnsureGenerator(ctx, o.Push, bin, bo.RegistryOptions...); err != nil {
+		gen, err := sbom.EnsureGenerator(ctx, o.Push, bin, bo.RegistryOptions...)
+		if err != nil {
 			return fmt.Errorf("--attest: %w", err)
 		}
-		p.Println("attested pushes: SLSA provenance (mode max) and SBOMs by %s", bo.SBOMGenerator)
+		bo.Attest = func(v variants.Variant, sha string) map[string]string { return sbom.Attrs(gen, v, sha) }
+		p.Println("attested pushes: SLSA provenance (mode max) and SBOMs by %s", gen)
 	}
 	for _, r := range o.ProfilesFrom {
 		repo, err := publish.Repository(r)

@@ -1,11 +1,15 @@
 package sbom
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 // In-toto statement fields of BuildKit's SBOM bundle: each file the
@@ -102,4 +106,27 @@ func orName(s string) string {
 		return "image"
 	}
 	return s
+}
+
+// Attrs are the frontend attributes of an attested push of v built from
+// the source archive of sha256 sha: BuildKit's SLSA provenance in mode
+// max, and SBOMs by generator, told the archive, where it came from (the
+// source's URL or the fallback of that checksum), the variant and the
+// allocator its spec asks for (recorded beside what the scan finds).
+func Attrs(generator string, v variants.Variant, sha string) map[string]string {
+	fields := []string{"generator=" + generator}
+	add := func(k, val string) {
+		if val != "" {
+			fields = append(fields, k+"="+val)
+		}
+	}
+	add(ParamRedisSHA256, sha)
+	add(ParamRedisSource, v.Source.Location(sha))
+	add(ParamVariant, v.Name)
+	add(ParamAllocator, v.Allocator)
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(fields)
+	w.Flush()
+	return map[string]string{"attest:provenance": "mode=max", "attest:sbom": strings.TrimSpace(b.String())}
 }

@@ -197,3 +197,19 @@ func TestGenerate(t *testing.T) {
 		t.Error("Generate outside BuildKit: no error")
 	}
 }
+
+// TestAttrs: an attested push asks for provenance in mode max and names
+// the archive the build used, with the location of that archive (a
+// fallback's when its checksum is the fallback's), in one CSV value.
+func TestAttrs(t *testing.T) {
+	v := variants.Variant{Name: "v1", Allocator: "mimalloc", Source: variants.Source{URL: "https://up/r.tgz", SHA256: "aaa",
+		Fallbacks: []variants.Fallback{{URL: "debian:pool/r.orig.tar.gz", SHA256: "bbb"}}}}
+	a := Attrs("127.0.0.1:5000/redis-variants-sbom@sha256:ccc", v, "bbb")
+	if a["attest:provenance"] != "mode=max" {
+		t.Errorf("provenance %q", a["attest:provenance"])
+	}
+	want := "generator=127.0.0.1:5000/redis-variants-sbom@sha256:ccc,REDIS_SHA256=bbb,REDIS_SOURCE=debian:pool/r.orig.tar.gz,VARIANT=v1,ALLOCATOR=mimalloc"
+	if a["attest:sbom"] != want {
+		t.Errorf("sbom %q, want %q", a["attest:sbom"], want)
+	}
+}
