@@ -293,24 +293,11 @@ func addServer(b *builder, root, rel, top string, pkgID, owners map[string]strin
 			continue
 		}
 		b.relate(id, "DYNAMIC_LINK", lid)
-		if libAllocator(lib) != "" && libAllocator(lib) == alloc {
+		if a := verify.LibraryAllocator(lib); a != "" && a == alloc {
 			b.setFact(lid, FactRole, "allocator")
 		}
 	}
 	return nil
-}
-
-// libAllocator is the allocator a shared library is (variants.Alloc*).
-func libAllocator(lib string) string {
-	switch {
-	case strings.HasPrefix(lib, "libjemalloc"):
-		return variants.AllocJemallocSystem
-	case strings.HasPrefix(lib, "libmimalloc"):
-		return variants.AllocMimalloc
-	case strings.HasPrefix(lib, "libtcmalloc"):
-		return variants.AllocTcmalloc
-	}
-	return ""
 }
 
 // ownerOf is the package that owns the shared library lib, looked up in

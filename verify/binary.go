@@ -407,13 +407,8 @@ func orOff(s string) string {
 // ELF tells: the DT_NEEDED allocator library, or a static jemalloc.
 func AllocatorFromBinary(b *BinaryInfo) string {
 	for _, n := range b.Needed {
-		switch {
-		case strings.HasPrefix(n, "libjemalloc"):
-			return variants.AllocJemallocSystem
-		case strings.HasPrefix(n, "libmimalloc"):
-			return variants.AllocMimalloc
-		case strings.HasPrefix(n, "libtcmalloc"):
-			return variants.AllocTcmalloc
+		if a := LibraryAllocator(n); a != "" {
+			return a
 		}
 	}
 	if b.JemallocSyms {
@@ -423,6 +418,20 @@ func AllocatorFromBinary(b *BinaryInfo) string {
 		return "" // stripped: cannot tell bundled jemalloc from libc
 	}
 	return variants.AllocLibc
+}
+
+// LibraryAllocator is the allocator a shared library (a DT_NEEDED name,
+// as libmimalloc.so.2) is, in the spec's words; "" for any other library.
+func LibraryAllocator(lib string) string {
+	switch {
+	case strings.HasPrefix(lib, "libjemalloc"):
+		return variants.AllocJemallocSystem
+	case strings.HasPrefix(lib, "libmimalloc"):
+		return variants.AllocMimalloc
+	case strings.HasPrefix(lib, "libtcmalloc"):
+		return variants.AllocTcmalloc
+	}
+	return ""
 }
 
 // Libc is the C library the binary runs on, from its dynamic loader and
