@@ -53,7 +53,8 @@ fi
 
 # --- Debian packages -------------------------------------------------------
 PKGS=(docker.io runc containerd iptables debootstrap docker-registry redis-server redis-tools
-	tcl procps util-linux iproute2 curl ca-certificates xz-utils chromium binutils)
+	tcl procps util-linux iproute2 curl ca-certificates xz-utils chromium binutils
+	gcc libc6-dev) # gcc: the SBOM and gate tests compile their ELF and LD_PRELOAD fixtures
 if [ "${RV_SKIP_APT:-}" != 1 ]; then
 	missing=()
 	for p in "${PKGS[@]}"; do
