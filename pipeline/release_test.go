@@ -165,6 +165,13 @@ func TestReleaseGradeImages(t *testing.T) {
 		if len(stage.Find("gcc-12")) != 1 {
 			t.Errorf("%s: the build stage's SBOM lists no gcc-12 package", name)
 		}
+		// what `redis-variants attestations` prints of it
+		var shown bytes.Buffer
+		if err := ShowAttestations(ctx, Config{Out: &shown}, ref.String(), "linux/amd64", false, false); err != nil {
+			t.Errorf("%s: attestations: %v", name, err)
+		} else if got := shown.String(); !strings.Contains(got, "/usr/local/bin/redis-server 7.0.15: allocator "+v.Allocator+",") || !strings.Contains(got, "bundled: jemalloc 5.2.1, lua 5.1.5, hiredis 1.0.3") || !strings.Contains(got, sbom.PredicateSLSA1) {
+			t.Errorf("%s: attestations printed:\n%s", name, got)
+		}
 		// signed by digest, and verified by it
 		var sout bytes.Buffer
 		if err := SignImages(ctx, Config{Out: &sout}, keys+".key", []string{ref.String()}, false); err != nil {

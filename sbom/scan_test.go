@@ -117,6 +117,13 @@ void *je_malloc(unsigned long n) { return 0; }`, nil, want{variants.AllocJemallo
 			if !strings.Contains(strings.Join(linked, ", "), c.want.linked) {
 				t.Errorf("%s of the server: %v, want %s", c.want.link, linked, c.want.linked)
 			}
+			seen := map[Relationship]bool{}
+			for _, r := range doc.Relationships {
+				if seen[r] {
+					t.Errorf("relationship %+v twice", r)
+				}
+				seen[r] = true
+			}
 			if c.name == "mimalloc" {
 				lib := doc.Find("libmimalloc2.0")
 				if len(lib) != 1 || lib[0].Fact(FactRole) != "allocator" || lib[0].ExternalRefs[0].Locator != "pkg:deb/debian/libmimalloc2.0@2.0.9+ds-2?arch=amd64" {

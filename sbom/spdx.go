@@ -11,6 +11,7 @@ package sbom
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -190,8 +191,13 @@ func (b *builder) add(kind string, p Package, facts map[string]string) string {
 	return id
 }
 
+// relate adds a relationship once (a binary needing libc.so.6 and
+// libm.so.6 links one package, libc6).
 func (b *builder) relate(from, typ, to string) {
-	b.doc.Relationships = append(b.doc.Relationships, Relationship{Element: from, Type: typ, Related: to})
+	r := Relationship{Element: from, Type: typ, Related: to}
+	if !slices.Contains(b.doc.Relationships, r) {
+		b.doc.Relationships = append(b.doc.Relationships, r)
+	}
 }
 
 // setFact sets this tool's annotation key on the package id, replacing

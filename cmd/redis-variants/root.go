@@ -74,7 +74,7 @@ func newRoot() *cobra.Command {
 	for _, f := range []func(*globals) *cobra.Command{
 		newCmdInit, newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
 		newCmdPublish, newCmdResults, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
-		newCmdSeedBase, newCmdSeedOfficial, newCmdExperiments, newCmdProfiles, newCmdGate, newCmdKeygen, newCmdSign, newCmdVerifySignature,
+		newCmdSeedBase, newCmdSeedOfficial, newCmdExperiments, newCmdProfiles, newCmdGate, newCmdKeygen, newCmdSign, newCmdVerifySignature, newCmdAttestations,
 	} {
 		root.AddCommand(f(g))
 	}

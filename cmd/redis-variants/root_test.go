@@ -14,7 +14,7 @@ func TestRootHasEveryCommand(t *testing.T) {
 	}
 	for _, want := range []string{"plan", "fetch", "build", "verify", "bench", "rank", "run", "publish",
 		"compare", "history", "loadgen", "doctor", "smoke", "seed-base", "seed-official", "experiments",
-		"gate", "sign", "verify-signature", "keygen"} {
+		"gate", "sign", "verify-signature", "keygen", "attestations"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %q command; have %v", want, names)
 		}

@@ -64,3 +64,25 @@ any image fails.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per verified image")
 	return cmd
 }
+
+func newCmdAttestations(g *globals) *cobra.Command {
+	var platform string
+	var insecure, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "attestations IMAGE",
+		Short: "Read the provenance and SBOMs an attested push (build --push --attest) left in an image index",
+		Long: `Find the image for --platform in the index IMAGE names and the attestation
+manifest BuildKit attached to it, and print its SBOMs (each redis-server
+with the allocator it links, the source archive, the bundled dependencies)
+and the provenance's type; --json prints all of it.`,
+		Example: `  redis-variants attestations 127.0.0.1:5000/redis-variants/clang16-o3-lto-pgo:9d136ff577ec`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return pipeline.ShowAttestations(cmd.Context(), config(cmd, g), args[0], platform, insecure, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&platform, "platform", "linux/amd64", "the platform's image whose attestations are read")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "use plain HTTP for a registry that is not local")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the SPDX documents and the provenance whole")
+	return cmd
+}
