@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/redis-variants/redis-variants/artifact"
 	"github.com/redis-variants/redis-variants/builder"
 	"github.com/redis-variants/redis-variants/gate"
 	"github.com/redis-variants/redis-variants/publish"
@@ -231,14 +230,13 @@ func pinnedImage(ctx context.Context, s, entryName string, reference, insecure b
 		return variants.Variant{}, err
 	}
 	opts := publish.ReadOptions(ctx)
-	desc, err := remote.Head(ref, opts...)
+	pinned, err := publish.ResolveDigest(ctx, ref, opts...)
 	if err != nil {
-		return variants.Variant{}, fmt.Errorf("reading %s%s: %w", ref, artifact.StatusOf(err), err)
+		return variants.Variant{}, err
 	}
-	pinned := ref.Context().Digest(desc.Digest.String()).String()
-	v := variants.Variant{Kind: variants.KindImage, Name: entryName, Image: pinned, Reference: reference,
+	v := variants.Variant{Kind: variants.KindImage, Name: entryName, Image: pinned.String(), Reference: reference,
 		Description: "gate: " + s}
-	if img, err := remote.Image(ref, opts...); err == nil {
+	if img, err := remote.Image(pinned, opts...); err == nil {
 		if cf, err := img.ConfigFile(); err == nil {
 			var spec variants.Variant
 			if json.Unmarshal([]byte(cf.Config.Labels[publish.KeySpec]), &spec) == nil {

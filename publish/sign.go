@@ -124,7 +124,7 @@ func ResolveDigest(ctx context.Context, ref name.Reference, opts ...remote.Optio
 	}
 	desc, err := remote.Head(ref, append([]remote.Option{remote.WithContext(ctx)}, opts...)...)
 	if err != nil {
-		return name.Digest{}, fmt.Errorf("resolving %s: %w", ref, err)
+		return name.Digest{}, fmt.Errorf("resolving %s%s: %w", ref, artifact.StatusOf(err), err)
 	}
 	return ref.Context().Digest(desc.Digest.String()), nil
 }

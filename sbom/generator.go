@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -19,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/redis-variants/redis-variants/publish"
 )
 
 // BinaryEnv names the generator binary when it is not beside this one.
@@ -55,13 +56,14 @@ func EnsureGenerator(ctx context.Context, registry, binary string, opts ...remot
 		return "", fmt.Errorf("SBOM generator: %w", err)
 	}
 	sum := sha256.Sum256(data)
-	var nopts []name.Option
-	if host, _, _ := strings.Cut(registry, ":"); host == "localhost" || strings.HasPrefix(host, "127.") {
-		nopts = append(nopts, name.Insecure)
-	}
-	tag, err := name.NewTag(registry+"/"+GeneratorRepo+":"+hex.EncodeToString(sum[:])[:16], nopts...)
+	// a local registry is spoken to over plain HTTP, as publish does
+	ref, err := publish.Reference(registry+"/"+GeneratorRepo+":"+hex.EncodeToString(sum[:])[:16], false)
 	if err != nil {
 		return "", err
+	}
+	tag, ok := ref.(name.Tag)
+	if !ok {
+		return "", fmt.Errorf("SBOM generator: %s is not a tag", ref)
 	}
 	opts = append([]remote.Option{remote.WithContext(ctx)}, opts...)
 	if desc, err := remote.Head(tag, opts...); err == nil {
