@@ -19,7 +19,10 @@ import (
 
 // Image builds a one-layer image from a tar of a root file system, with the
 // configuration Docker Hub's Debian images carry (PATH, CMD bash).
-func Image(rootfsTar, suite string) (v1.Image, error) {
+func Image(rootfsTar, suite, arch string) (v1.Image, error) {
+	if arch == "" {
+		arch = "amd64"
+	}
 	layer, err := tarball.LayerFromFile(rootfsTar, tarball.WithMediaType(types.OCILayer))
 	if err != nil {
 		return nil, fmt.Errorf("reading root file system %s: %w", rootfsTar, err)
@@ -34,7 +37,10 @@ func Image(rootfsTar, suite string) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "amd64"
+	cf.OS, cf.Architecture = "linux", arch
+	if arch == "arm64" {
+		cf.Variant = "v8"
+	}
 	cf.Created = v1.Time{Time: time.Now().UTC().Truncate(time.Second)}
 	cf.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	cf.Config.Cmd = []string{"bash"}
@@ -67,4 +73,63 @@ func Push(ctx context.Context, img v1.Image, ref string) (v1.Hash, error) {
 		return v1.Hash{}, fmt.Errorf("pushed %s but the registry answers %s", want, desc.Digest)
 	}
 	return desc.Digest, nil
+}
+
+// AddToIndex pushes img and makes ref a multi-platform index holding it
+// beside what ref held for other platforms (an index's other entries, or
+// a single image of another platform), as Docker Hub's debian images are.
+// It returns the index's digest.
+func AddToIndex(ctx context.Context, img v1.Image, ref string) (v1.Hash, error) {
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return v1.Hash{}, fmt.Errorf("parsing %s: %w", ref, err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	plat := cf.Platform()
+	opts := []remote.Option{remote.WithContext(ctx)}
+	var adds []mutate.IndexAddendum
+	if desc, err := remote.Get(r, opts...); err == nil {
+		switch {
+		case desc.MediaType.IsIndex():
+			idx, err := desc.ImageIndex()
+			if err != nil {
+				return v1.Hash{}, fmt.Errorf("reading %s: %w", ref, err)
+			}
+			im, err := idx.IndexManifest()
+			if err != nil {
+				return v1.Hash{}, fmt.Errorf("reading %s: %w", ref, err)
+			}
+			for _, m := range im.Manifests {
+				if m.Platform == nil || m.Platform.Architecture == plat.Architecture {
+					continue
+				}
+				other, err := idx.Image(m.Digest)
+				if err != nil {
+					return v1.Hash{}, fmt.Errorf("reading %s's %s image: %w", ref, m.Platform, err)
+				}
+				adds = append(adds, mutate.IndexAddendum{Add: other, Descriptor: v1.Descriptor{Platform: m.Platform}})
+			}
+		default:
+			other, err := desc.Image()
+			if err != nil {
+				return v1.Hash{}, fmt.Errorf("reading %s: %w", ref, err)
+			}
+			ocf, err := other.ConfigFile()
+			if err != nil {
+				return v1.Hash{}, fmt.Errorf("reading %s's configuration: %w", ref, err)
+			}
+			if op := ocf.Platform(); op.Architecture != plat.Architecture {
+				adds = append(adds, mutate.IndexAddendum{Add: other, Descriptor: v1.Descriptor{Platform: op}})
+			}
+		}
+	}
+	adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: plat}})
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
+	if err := remote.WriteIndex(r, idx, opts...); err != nil {
+		return v1.Hash{}, fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	return idx.Digest()
 }

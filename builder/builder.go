@@ -418,6 +418,7 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 	req := solve.Request{
 		Dockerfile:   rec.Dockerfile,
 		Target:       rec.Target,
+		Platform:     rec.Platform,
 		BuildArgs:    rec.BuildArgs,
 		Contexts:     rec.Contexts,
 		SharedKey:    sharedKey(),
@@ -455,7 +456,7 @@ func (b *Builder) solve(ctx context.Context, v variants.Variant, rec dockerfiles
 		}
 		push := bk.ExportEntry{Type: bk.ExporterImage, Attrs: a}
 		if b.opt.Attest != nil {
-			attested = &solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, BuildArgs: rec.BuildArgs,
+			attested = &solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, Platform: rec.Platform, BuildArgs: rec.BuildArgs,
 				Contexts: rec.Contexts, SharedKey: req.SharedKey, CacheImports: req.CacheImports,
 				Exports: []bk.ExportEntry{push}, Attrs: b.opt.Attest(v, rec.BuildArgs["REDIS_SHA256"])}
 		} else {
@@ -546,7 +547,7 @@ func (b *Builder) solveProfile(ctx context.Context, v variants.Variant, rec dock
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	req := solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, BuildArgs: rec.BuildArgs, Contexts: rec.Contexts,
+	req := solve.Request{Dockerfile: rec.Dockerfile, Target: rec.Target, Platform: rec.Platform, BuildArgs: rec.BuildArgs, Contexts: rec.Contexts,
 		SharedKey: sharedKey(), Exports: []bk.ExportEntry{{Type: bk.ExporterLocal, OutputDir: dir}},
 		CacheExports: b.cacheExports(v.Name + "-pgo"), CacheImports: b.cacheImports(v.Name + "-pgo")}
 	_, logFile, err := b.run(ctx, v, rec, logPath, tr, req)

@@ -69,6 +69,7 @@ const BuildInfoPath = "/usr/local/share/redis-variants/build-info.json"
 type Recipe struct {
 	Dockerfile []byte            // the full Dockerfile (main recipe + fragments)
 	Target     string            // stage to build for this variant's image ("runtime", "stock", "official")
+	Platform   string            // the image's platform when it is not the builder's (BuildKit's platform attribute), else ""
 	BuildArgs  map[string]string // every ARG value for this variant
 	Contexts   map[string]string // named local contexts (name -> host folder), e.g. "sources" -> .state/cache/sources
 }
@@ -186,6 +187,10 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 	switch v.Kind {
 	case variants.KindVariant:
 		r.Target = TargetRuntime
+		if c, ok := variants.CrossFor(v.PlatformOf()); ok {
+			r.Platform = v.PlatformOf()
+			cross(c, a)
+		}
 		if err := tuned(v, opt, a); err != nil {
 			return Recipe{}, fmt.Errorf("rendering variant %q: %w", v.Name, err)
 		}
@@ -247,7 +252,7 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 			a.m[n] = def
 		}
 	}
-	a.m["RECIPE_DIGEST"] = RecipeDigest(df, r.Target, a.m)
+	a.m["RECIPE_DIGEST"] = RecipeDigest(df, r.Target, r.Platform, a.m)
 	r.BuildArgs = a.m
 	return r, nil
 }
@@ -255,10 +260,13 @@ func Render(v variants.Variant, opt Options) (Recipe, error) {
 // RecipeDigest identifies what BuildKit is asked to build: the Dockerfile,
 // the target and the build args other than the creation time and the
 // digest itself. Two recipes with the same digest build the same image.
-func RecipeDigest(dockerfile []byte, target string, args map[string]string) string {
+func RecipeDigest(dockerfile []byte, target, platform string, args map[string]string) string {
 	h := sha256.New()
 	h.Write(dockerfile)
 	fmt.Fprintf(h, "\x00target=%s\x00", target)
+	if platform != "" {
+		fmt.Fprintf(h, "platform=%s\x00", platform)
+	}
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		if k != "CREATED" && k != "RECIPE_DIGEST" {
@@ -278,14 +286,28 @@ func newArgs() *args                      { return &args{m: map[string]string{}}
 func (a *args) set(k, v string)           { a.m[k] = v }
 func (a *args) list(k string, v []string) { a.m[k] = strings.Join(v, " ") }
 
+// cross sets the build args of a cross-compiled variant: the target's
+// Debian architecture and triplet, make's variables for it, and the loader
+// that lists its binaries' libraries.
+func cross(c variants.Cross, a *args) {
+	a.set("CROSS_ARCH", c.Arch)
+	a.set("CROSS_TRIPLE", c.Triple)
+	a.set("CROSS_MAKE", fmt.Sprintf("uname_M=%s DEB_HOST_GNU_TYPE=%s AR=%s-ar RANLIB=%s-ranlib", c.UnameM, c.Triple, c.Triple, c.Triple))
+	a.set("CROSS_LDD", c.Loader+" --list")
+}
+
 // tuned fills the build args of a from-source variant.
 func tuned(v variants.Variant, opt Options, a *args) error {
 	var cc, cxx string
 	var cflags, ldflags, redisCFlags, redisLDFlags []string
 	fam, ver := v.Compiler.Family, v.Compiler.Version
+	prefix := "" // a cross compiler's: its triplet and a dash
+	if c, ok := variants.CrossFor(v.PlatformOf()); ok {
+		prefix = c.Triple + "-"
+	}
 	switch fam {
 	case variants.FamilyGCC:
-		cc, cxx = "gcc-"+ver, "g++-"+ver
+		cc, cxx = prefix+"gcc-"+ver, prefix+"g++-"+ver
 		if v.IsMusl() {
 			cc, cxx = "musl-gcc-"+ver, "" // the toolchain's wrapper: gcc with musl-gcc's specs; no C++ on musl here
 		}
@@ -295,7 +317,7 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 		if v.IsMusl() {
 			return fmt.Errorf("clang has no musl sysroot here: build musl with gcc or zig")
 		}
-		cc, cxx = "clang-"+ver, "clang++-"+ver
+		cc, cxx = prefix+"clang-"+ver, prefix+"clang++-"+ver
 		a.set("CLANG_VERSION", ver)
 		cflags = append(cflags, "-frecord-command-line")
 	case variants.FamilyZig:
@@ -354,6 +376,9 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 		}
 	} else if v.Mtune != "" {
 		cflags = append(cflags, "-mtune="+v.Mtune)
+	}
+	if v.Mcpu != "" {
+		cflags = append(cflags, "-mcpu="+v.Mcpu)
 	}
 	cflags = append(cflags, v.CFlags...)
 	ldflags = append(ldflags, v.LDFlags...)
@@ -417,6 +442,9 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	a.set("LABEL_CFLAGS", strings.TrimSpace(strings.Join([]string{"-" + opt0, a.m["CFLAGS"], a.m["REDIS_CFLAGS"]}, " ")))
 	a.set("LABEL_LDFLAGS", strings.TrimSpace(a.m["LDFLAGS"]+" "+a.m["REDIS_LDFLAGS"]))
 	a.set("ISA_LEVEL", isaLevel(v.March))
+	if v.PlatformOf() != variants.PlatformAMD64 {
+		a.set("ISA_LEVEL", "") // x86-64 levels say nothing of another architecture's code
+	}
 	if v.March == "native" {
 		a.set("ISA_FLAGS", opt.BuildFlags)
 	}
@@ -527,7 +555,7 @@ func UseStoredProfile(rec *Recipe, dir, trainedOn string) {
 	rec.Contexts = maps.Clone(rec.Contexts)
 	rec.BuildArgs["PGO_STAGE"] = "pgo-stored"
 	rec.BuildArgs["PGO_TRAINED_ON"] = trainedOn
-	rec.BuildArgs["RECIPE_DIGEST"] = RecipeDigest(rec.Dockerfile, rec.Target, rec.BuildArgs)
+	rec.BuildArgs["RECIPE_DIGEST"] = RecipeDigest(rec.Dockerfile, rec.Target, rec.Platform, rec.BuildArgs)
 	rec.Contexts[ProfileContext] = dir
 }
 
@@ -614,6 +642,8 @@ func labels(v variants.Variant, opt Options, a *args) {
 	a.set("OPT", v.Opt)
 	a.set("MARCH", v.March)
 	a.set("MTUNE", v.Mtune)
+	a.set("MCPU", v.Mcpu)
+	a.set("PLATFORM", v.PlatformOf())
 	a.set("LTO", v.LTO)
 	a.set("ALLOCATOR", v.Allocator)
 	a.set("TLS", yesNo(v.TLS))

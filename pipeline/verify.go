@@ -91,7 +91,7 @@ func Verify(ctx context.Context, c Config, o VerifyOptions) error {
 		Engine: eng, BuildKit: bkc, Run: run,
 		Render: func(v variants.Variant) (verify.Recipe, error) {
 			r, err := dockerfiles.Render(v, ropt)
-			return verify.Recipe{Dockerfile: r.Dockerfile, BuildArgs: r.BuildArgs, Contexts: r.Contexts}, err
+			return verify.Recipe{Dockerfile: r.Dockerfile, BuildArgs: r.BuildArgs, Contexts: r.Contexts, Platform: r.Platform}, err
 		},
 		Opt: verify.Options{Profile: o.Profile, Units: o.Units, NoExternal: o.NoExternal, SourcesDir: sources, Sources: plan.Sources, Log: shown},
 	}

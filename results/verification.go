@@ -13,16 +13,19 @@ func VerificationRel(name string) string { return filepath.Join("verify", name+"
 // Verification is the verification of one entry, written by verify to
 // verify/<name>.json (VerificationRel).
 type Verification struct {
-	Variant  string  `json:"variant"`
-	ID       string  `json:"id"`
-	Image    string  `json:"image"`
-	ImageID  string  `json:"image_id,omitempty"` // the image ID (config digest) verified: a record describes that image and no other
-	Pulled   string  `json:"pulled,omitempty"`   // repository@digest, when the image was pulled rather than built
-	Status   string  `json:"status"`             // "passed", "failed"
-	Profile  string  `json:"profile"`            // quick, full
-	Suite    Suite   `json:"suite"`              // runtest in the build
-	External *Suite  `json:"external,omitempty"`
-	Checks   []Check `json:"checks"`
+	Variant string `json:"variant"`
+	ID      string `json:"id"`
+	Image   string `json:"image"`
+	ImageID string `json:"image_id,omitempty"` // the image ID (config digest) verified: a record describes that image and no other
+	Pulled  string `json:"pulled,omitempty"`   // repository@digest, when the image was pulled rather than built
+	Status  string `json:"status"`             // "passed", "failed"
+	Profile string `json:"profile"`            // quick, full
+	// Emulation is how an image of another platform ran here (qemu
+	// through binfmt_misc); "" for the machine's own platform.
+	Emulation string  `json:"emulation,omitempty"`
+	Suite     Suite   `json:"suite"` // runtest in the build
+	External  *Suite  `json:"external,omitempty"`
+	Checks    []Check `json:"checks"`
 	// Discovered is what the image turned out to be where its spec is
 	// silent (a pulled image): its Redis version, allocator and libc.
 	Discovered *Discovered   `json:"discovered,omitempty"`

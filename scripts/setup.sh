@@ -13,6 +13,8 @@
 #   RV_MIN_FREE_MB  refuse to start with less free disk (default 8000)
 #   RV_SKIP_APT=1   do not install Debian packages
 #   RV_SEED_SUITES  Debian suites to seed as debian:<suite>-slim (default "bookworm trixie")
+#   RV_SEED_ARM64   suites whose debian:<suite>-slim also gets an arm64 image, for
+#                   platform: linux/arm64 variants (default "bookworm"; "" for none)
 #   RV_SEED_OFFICIAL  official references to rebuild into the local registry under
 #                   Docker Hub's name when Docker Hub cannot be reached (default "official")
 set -euo pipefail
@@ -27,6 +29,7 @@ DOCKER_SOCK=/var/run/docker.sock
 LOGS=$STATE/logs
 BIN=$STATE/bin
 SEED_SUITES=${RV_SEED_SUITES:-bookworm trixie}
+SEED_ARM64=${RV_SEED_ARM64-bookworm}
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -54,7 +57,8 @@ fi
 # --- Debian packages -------------------------------------------------------
 PKGS=(docker.io runc containerd iptables debootstrap docker-registry redis-server redis-tools
 	tcl procps util-linux iproute2 curl ca-certificates xz-utils chromium binutils
-	gcc libc6-dev) # gcc: the SBOM and gate tests compile their ELF and LD_PRELOAD fixtures
+	gcc libc6-dev # gcc: the SBOM and gate tests compile their ELF and LD_PRELOAD fixtures
+	qemu-user-static) # arm64 variants: their binaries run under emulation in the build, verify and the arm64 base's set-up
 if [ "${RV_SKIP_APT:-}" != 1 ]; then
 	missing=()
 	for p in "${PKGS[@]}"; do
@@ -71,6 +75,36 @@ fi
 for c in dockerd containerd runc docker-registry debootstrap iptables; do
 	command -v "$c" >/dev/null || die "$c is missing after install; install Debian's package providing it"
 done
+
+# --- user-mode emulation --------------------------------------------------
+# An arm64 variant is cross-compiled, but its build runs its binaries
+# (redis-server --version, a PGO training), verify runs its suite and its
+# image, and the arm64 base is bootstrapped: all under qemu, through
+# binfmt_misc. The entry must carry the F flag (qemu opened when it is
+# registered) to work inside containers, which do not hold qemu; Debian's
+# qemu-user-static ships such entries in /usr/lib/binfmt.d, registered here
+# by hand because no systemd runs them. Where the kernel refuses, arm64
+# variants fail with that reason and everything else goes on.
+BINFMT=/proc/sys/fs/binfmt_misc
+emulation() {
+	[ -e "$BINFMT/register" ] || mount -t binfmt_misc binfmt_misc "$BINFMT" 2>/dev/null || {
+		say "binfmt_misc cannot be mounted here: arm64 variants cannot be built or verified"
+		return 1
+	}
+	local conf=/usr/lib/binfmt.d/qemu-aarch64.conf
+	[ -f "$conf" ] || { say "no $conf (qemu-user-static): arm64 variants cannot be built or verified"; return 1; }
+	if [ -e "$BINFMT/qemu-aarch64" ] && ! grep -q '^flags: .*F' "$BINFMT/qemu-aarch64"; then
+		echo -1 >"$BINFMT/qemu-aarch64" # registered without F (by another tool): again, with it
+	fi
+	if [ ! -e "$BINFMT/qemu-aarch64" ]; then
+		grep -v '^#' "$conf" >"$BINFMT/register" 2>/dev/null || {
+			say "registering qemu-aarch64 with binfmt_misc failed: arm64 variants cannot be built or verified"
+			return 1
+		}
+	fi
+	grep -q '^enabled' "$BINFMT/qemu-aarch64" && say "arm64 binaries run under qemu ($(sed -n 's/^interpreter //p' "$BINFMT/qemu-aarch64"), flags $(sed -n 's/^flags: //p' "$BINFMT/qemu-aarch64"))"
+}
+emulation || SEED_ARM64=""
 
 # --- background work: Go binaries and base root file systems ---------------
 # Compiling buildkitd (CPU) and debootstrapping the base images (network,
@@ -205,17 +239,18 @@ fi
 mirror=$(sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1)
 [ -n "$mirror" ] || mirror=$(awk '/^deb / && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
 [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-rootfs() { # suite: a slim root file system as one tar, $STATE/rootfs/<suite>.tar
-	local suite=$1 dir=$STATE/rootfs/$1
+rootfs() { # suite [arch]: a slim root file system as one tar, $STATE/rootfs/<suite>[-<arch>].tar
+	local suite=$1 arch=${2:-} dir=$STATE/rootfs/$1${2:+-$2}
 	rm -rf "$dir" "$dir.tar"
 	mkdir -p "$dir"
-	debootstrap --variant=minbase "$suite" "$dir" "$mirror"
+	# a foreign architecture's second stage runs its maintainer scripts under qemu
+	debootstrap --variant=minbase ${arch:+--arch="$arch"} "$suite" "$dir" "$mirror"
 	bash "$ROOT/scripts/slim-rootfs.sh" "$dir" "$mirror" "$suite"
 	tar --numeric-owner -C "$dir" -cf "$dir.tar.tmp" .
 	mv "$dir.tar.tmp" "$dir.tar"
 	rm -rf "$dir"
 }
-SEED=()
+SEED=() SEED_A64=()
 if [ "$HUB" = 1 ]; then
 	say "Docker Hub answers: base images are pulled from it"
 else
@@ -228,6 +263,16 @@ else
 		say "seeding debian:$suite-slim from $mirror with debootstrap in the background (log $LOGS/debootstrap-$suite.log)"
 		bg "debootstrap $suite" "$LOGS/debootstrap-$suite.log" rootfs "$suite"
 		SEED+=("$suite")
+	done
+	for suite in $SEED_ARM64; do
+		if curl -sf -H 'Accept: application/vnd.oci.image.index.v1+json' \
+			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim" | grep -q '"architecture":"arm64"'; then
+			say "debian:$suite-slim has an arm64 image in the local registry"
+			continue
+		fi
+		say "seeding debian:$suite-slim for arm64 with debootstrap under qemu in the background (log $LOGS/debootstrap-$suite-arm64.log)"
+		bg "debootstrap $suite arm64" "$LOGS/debootstrap-$suite-arm64.log" rootfs "$suite" arm64
+		SEED_A64+=("$suite")
 	done
 fi
 
@@ -279,6 +324,13 @@ for suite in "${SEED[@]}"; do
 	"$RV" seed-base --registry "$REGISTRY" --tar "$STATE/rootfs/$suite.tar" --ref "$REGISTRY/library/debian:$suite-slim" --suite "$suite" ||
 		die "pushing debian:$suite-slim failed"
 	rm -f "$STATE/rootfs/$suite.tar"
+done
+# after the amd64 images: each arm64 image joins its suite's tag as an index
+for suite in "${SEED_A64[@]}"; do
+	join "debootstrap $suite arm64"
+	"$RV" seed-base --registry "$REGISTRY" --tar "$STATE/rootfs/$suite-arm64.tar" --ref "$REGISTRY/library/debian:$suite-slim" --suite "$suite" --arch arm64 ||
+		die "pushing debian:$suite-slim for arm64 failed"
+	rm -f "$STATE/rootfs/$suite-arm64.tar"
 done
 
 # --- sources -----------------------------------------------------------------

@@ -59,6 +59,7 @@ func Connect(ctx context.Context, addr string) (*bk.Client, error) {
 type Request struct {
 	Dockerfile []byte
 	Target     string            // the stage to build ("" = the last)
+	Platform   string            // the platform to build for ("" = the builder's own)
 	BuildArgs  map[string]string // build-arg:<name>
 	// Contexts are named local contexts (name → folder), handed to the
 	// Dockerfile frontend as context:<name>=local:<name>. "context", when
@@ -259,6 +260,9 @@ func frontendInputs(req Request, tmp string) (map[string]string, map[string]fsut
 	attrs := map[string]string{"filename": "Dockerfile"}
 	if req.Target != "" {
 		attrs["target"] = req.Target
+	}
+	if req.Platform != "" {
+		attrs["platform"] = req.Platform
 	}
 	for k, v := range req.BuildArgs {
 		attrs["build-arg:"+k] = v

@@ -33,6 +33,8 @@ type spec struct {
 	PGO          *PGO     `json:"pgo,omitempty"`         // nil without PGO, likewise
 	BOLT         *BOLT    `json:"bolt,omitempty"`        // nil without BOLT, likewise
 	LayoutSeed   string   `json:"layout_seed,omitempty"` // "" for draw 1: a spec's own build keeps its ID
+	Platform     string   `json:"platform,omitempty"`    // "" for linux/amd64: IDs from before platforms are unchanged
+	Mcpu         string   `json:"mcpu,omitempty"`
 }
 
 // Spec returns the canonical JSON of the build-relevant fields of v.
@@ -43,7 +45,10 @@ func Spec(v Variant) []byte {
 		March: v.March, Mtune: v.Mtune, LTO: v.LTO,
 		CFlags: nonNil(v.CFlags), LDFlags: nonNil(v.LDFlags),
 		Allocator: v.Allocator, TLS: v.TLS, Image: v.Image, PGO: v.PGO, BOLT: v.BOLT,
-		LayoutSeed: v.LayoutSeed,
+		LayoutSeed: v.LayoutSeed, Mcpu: v.Mcpu,
+	}
+	if v.Platform != PlatformAMD64 {
+		s.Platform = v.Platform
 	}
 	if v.Libc != LibcGlibc {
 		s.Libc = v.Libc

@@ -204,7 +204,7 @@ type rawFile struct {
 }
 
 var (
-	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "pgo", "bolt", "cflags", "ldflags", "allocator", "tls", "libc", "layouts"}
+	buildFields     = []string{"redis", "source", "base", "compiler", "opt", "march", "mtune", "lto", "pgo", "bolt", "cflags", "ldflags", "allocator", "tls", "libc", "layouts", "platform", "mcpu"}
 	variantFields   = append([]string{"name", "kind", "description", "image"}, buildFields...)
 	referenceFields = []string{"name", "kind", "description", "base", "redis", "source", "image", "recipe"}
 	matrixFields    = append([]string{"name", "description", "axes", "include", "exclude"}, buildFields...)
@@ -568,6 +568,16 @@ func (c *collector) field(key string, n *yaml.Node, path string) (fval, bool) {
 		v.s, ok = c.enum(n, path, recipes)
 	case "libc":
 		v.s, ok = c.enum(n, path, libcs)
+	case "platform":
+		var s string
+		if s, ok = c.str(n, path); ok {
+			if v.s, ok = NormPlatform(s); !ok {
+				c.errf(v.node, path, "unknown platform %q%s", s, accepted(platforms))
+			}
+		}
+	case "mcpu":
+		v.s, ok = c.str(n, path)
+		v.s = strings.ToLower(strings.TrimPrefix(v.s, "-mcpu="))
 	case "opt":
 		var s string
 		if s, ok = c.str(n, path); ok {

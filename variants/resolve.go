@@ -320,7 +320,17 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 	if f, ok := eff["opt"]; ok {
 		v.Opt = f.s
 	}
-	if compOK {
+	fp, hasPlat := eff["platform"]
+	if hasPlat && fp.s != PlatformAMD64 {
+		v.Platform = fp.s
+	}
+	_, cross := CrossFor(v.PlatformOf())
+	if cross {
+		r.crossChecks(&v, comp, compOK, eff, fp, &ps)
+	} else if f, ok := eff["mcpu"]; ok && f.s != "" {
+		ps.add(f, "mcpu: only with platform %s (on %s name the CPU with march and mtune)", PlatformARM64, PlatformAMD64)
+	}
+	if compOK && !cross {
 		for _, key := range []string{"march", "mtune"} {
 			f, ok := eff[key]
 			if !ok || f.s == "" {
@@ -340,6 +350,9 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 		}
 	}
 	v.March, v.Mtune = eff["march"].s, eff["mtune"].s
+	if g, ok := gravitons[v.Mtune]; ok && cross {
+		v.Mtune = g
+	}
 	if comp.Family == FamilyZig {
 		if why := ZigMtuneRefusal(v.March, v.Mtune); why != "" {
 			ps.add(eff["mtune"], "%s", why)
@@ -379,6 +392,57 @@ func (r *resolver) tuned(eff layer, at fval) (Variant, pendings) {
 		r.checkMusl(v, eff, &ps)
 	}
 	return v, ps
+}
+
+// crossChecks resolves and checks the fields of a variant cross-compiled
+// for another platform (arm64): its compiler, CPU names and the features
+// that cannot be had across architectures here.
+func (r *resolver) crossChecks(v *Variant, comp Compiler, compOK bool, eff layer, fp fval, ps *pendings) {
+	at := func(key string) fval {
+		if f, ok := eff[key]; ok {
+			return f
+		}
+		return fp
+	}
+	if comp.Family == FamilyZig {
+		ps.add(at("compiler"), "platform %s: not with zig cc here (accepted with gcc, Debian's aarch64-linux-gnu cross compiler, and clang --target=aarch64-linux-gnu)", v.Platform)
+		compOK = false
+	}
+	if f, ok := eff["libc"]; ok && f.s == LibcMusl {
+		ps.add(f, "platform %s: not with libc musl (Debian's musl-tools target the build machine only)", v.Platform)
+	}
+	if f, ok := eff["bolt"]; ok && f.bolt != nil {
+		ps.add(f, "platform %s: no BOLT here (its instrumented binary would train under emulation, and Debian's bolt runs on the build machine's code only)", v.Platform)
+	}
+	if f, ok := eff["march"]; ok && f.s != "" {
+		switch {
+		case f.s == "native":
+			ps.add(f, "-march=native names the build machine's CPU, an x86-64: an %s image is cross-compiled; name an architecture version or set mcpu (a Neoverse core or graviton2/3/4)", v.Platform)
+		case !contains(arm64Arches, f.s):
+			ps.add(f, "-march=%s is not an arm64 architecture version%s%s", f.s, suggest(f.s, arm64Arches), accepted(arm64Arches))
+		}
+	}
+	if !compOK {
+		return
+	}
+	for _, key := range []string{"mcpu", "mtune"} {
+		f, ok := eff[key]
+		if !ok || f.s == "" {
+			continue
+		}
+		if f.s == "native" {
+			ps.add(f, "-%s=native names the build machine's CPU, an x86-64: name an arm64 core or graviton2/3/4", key)
+			continue
+		}
+		name, err := Arm64CPU(comp, f.s)
+		if err != nil {
+			ps.add(f, "%s: %v", key, err)
+			continue
+		}
+		if key == "mcpu" {
+			v.Mcpu = name
+		}
+	}
 }
 
 // refuseTraining refuses a trained build (field pgo or bolt) that cannot
@@ -723,6 +787,10 @@ func expandName(tmpl string, v Variant) string {
 			return orDefault(v.March)
 		case "mtune":
 			return orDefault(v.Mtune)
+		case "mcpu":
+			return orDefault(v.Mcpu)
+		case "platform":
+			return v.Arch()
 		case "lto":
 			return v.LTO
 		case "pgo":

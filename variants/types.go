@@ -92,16 +92,22 @@ type Pos struct {
 // Variant is one image to build: a tuned variant or a reference.
 // All fields are resolved (defaults applied) after Load.
 type Variant struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"` // KindVariant, KindDistro, KindOfficial
-	ID        string   `json:"id"`   // 12 hex digits of the normalized spec's sha256
-	Redis     string   `json:"redis"`
-	Source    Source   `json:"source"`
-	Base      string   `json:"base"`
-	Compiler  Compiler `json:"compiler"`
-	Opt       string   `json:"opt"`             // O0, O1, O2, O3, Os, Ofast
-	March     string   `json:"march,omitempty"` // "" means the compiler's default
-	Mtune     string   `json:"mtune,omitempty"`
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"` // KindVariant, KindDistro, KindOfficial
+	ID       string   `json:"id"`   // 12 hex digits of the normalized spec's sha256
+	Redis    string   `json:"redis"`
+	Source   Source   `json:"source"`
+	Base     string   `json:"base"`
+	Compiler Compiler `json:"compiler"`
+	Opt      string   `json:"opt"`             // O0, O1, O2, O3, Os, Ofast
+	March    string   `json:"march,omitempty"` // "" means the compiler's default
+	Mtune    string   `json:"mtune,omitempty"`
+	// Platform is the image's platform: "" for linux/amd64 (the build
+	// machine's), PlatformARM64 for a cross-compiled arm64 image.
+	Platform string `json:"platform,omitempty"`
+	// Mcpu is the arm64 CPU the code is tuned and generated for (-mcpu),
+	// a Graviton alias already turned into its Neoverse core.
+	Mcpu      string   `json:"mcpu,omitempty"`
 	LTO       string   `json:"lto"`            // off, thin, full
 	PGO       *PGO     `json:"pgo,omitempty"`  // nil: no profile-guided build
 	BOLT      *BOLT    `json:"bolt,omitempty"` // nil: no post-link optimisation

@@ -20,6 +20,7 @@ type BinaryInfo struct {
 	JemallocSyms bool     // defines je_malloc* symbols (a statically linked jemalloc, like Redis's bundled one)
 	Interp       string   // PT_INTERP, the dynamic loader ("" for a static binary)
 	BOLTNote     string   // .note.bolt_info: BOLT's revision and options ("" when BOLT did not rewrite it)
+	Machine      string   // the ELF machine, as debug/elf names it (EM_X86_64, EM_AARCH64)
 }
 
 // ReadBinary parses an ELF binary.
@@ -29,7 +30,7 @@ func ReadBinary(data []byte) (*BinaryInfo, error) {
 		return nil, fmt.Errorf("reading ELF binary: %w", err)
 	}
 	defer f.Close()
-	info := &BinaryInfo{}
+	info := &BinaryInfo{Machine: f.Machine.String()}
 	strs := func(name string) ([]string, error) {
 		s := f.Section(name)
 		if s == nil {
@@ -96,6 +97,7 @@ type Flags struct {
 	// -march itself and records no -march.
 	TargetCPU string
 	Features  []string // enabled ("+") features, without the "+"
+	Mcpu      string   // -mcpu= (arm64)
 }
 
 // zigNative describes a zig command line that targets more than the
@@ -138,6 +140,8 @@ func ParseFlags(line string) Flags {
 			f.March = strings.TrimPrefix(tok, "-march=")
 		case strings.HasPrefix(tok, "-mtune="):
 			f.Mtune = strings.TrimPrefix(tok, "-mtune=")
+		case strings.HasPrefix(tok, "-mcpu="):
+			f.Mcpu = strings.TrimPrefix(tok, "-mcpu=")
 		case strings.HasPrefix(tok, "-flto") && tok != "-flto=0" || tok == "-fltrans" || tok == "-fwpa":
 			f.LTO = true
 		}
@@ -303,13 +307,18 @@ func FlagChecks(b *BinaryInfo, v variants.Variant) []Check {
 	}
 	out = append(out, c)
 	// -march / -mtune: the spec's value must be what Redis's sources were built with.
-	for _, m := range []struct {
+	type cpuFlag struct {
 		name, want string
 		get        func(Flags) string
-	}{
+	}
+	cpuFlags := []cpuFlag{
 		{"binary -march", v.March, func(f Flags) string { return f.March }},
 		{"binary -mtune", v.Mtune, func(f Flags) string { return f.Mtune }},
-	} {
+	}
+	if _, cross := variants.CrossFor(v.PlatformOf()); cross {
+		cpuFlags = append(cpuFlags, cpuFlag{"binary -mcpu", v.Mcpu, func(f Flags) string { return f.Mcpu }})
+	}
+	for _, m := range cpuFlags {
 		got := distinct(fl, m.get)
 		c := Check{Name: m.name}
 		switch {
@@ -464,4 +473,15 @@ func LibcCheck(b *BinaryInfo, want string) Check {
 		c.Detail = "MISMATCH: " + c.Detail
 	}
 	return c
+}
+
+// ArchCheck compares the binary's ELF machine with the platform v's image
+// is for: an arm64 variant must hold aarch64 code, whatever ran it here.
+func ArchCheck(b *BinaryInfo, v variants.Variant) Check {
+	want := "EM_X86_64"
+	if c, ok := variants.CrossFor(v.PlatformOf()); ok {
+		want = c.ELF
+	}
+	return Check{Name: "binary architecture", OK: b.Machine == want,
+		Detail: fmt.Sprintf("platform %s wants %s; the binary is %s", v.PlatformOf(), want, b.Machine)}
 }

@@ -87,6 +87,7 @@ func ImageChecks(ctx context.Context, e Engine, v variants.Variant, t Target) ([
 	case binErr != nil:
 		add("binary", false, "reading %s from the image: %v", server, binErr)
 	case v.Kind == variants.KindVariant:
+		checks = append(checks, ArchCheck(info, v))
 		checks = append(checks, CompilerCheck(info, v.Compiler))
 		checks = append(checks, FlagChecks(info, v)...)
 		checks = append(checks, LibcCheck(info, v.Libc))

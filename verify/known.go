@@ -27,6 +27,7 @@ type KnownFailure struct {
 	Reason     string   `yaml:"reason"`     // why it fails, shown in the report
 	Allocators []string `yaml:"allocators"` // allocators it applies to (empty = all)
 	Compilers  []string `yaml:"compilers"`  // compiler families it applies to (empty = all)
+	Platforms  []string `yaml:"platforms"`  // image platforms it applies to, e.g. linux/arm64 under emulation (empty = all)
 
 	re *regexp.Regexp
 }
@@ -95,4 +96,19 @@ func (l *KnownList) Match(unit, name, allocator, compiler string) *KnownFailure 
 		return k
 	}
 	return nil
+}
+
+// ForPlatform returns the entries of l that apply to images of platform p
+// (those listing no platform, and those listing p).
+func (l *KnownList) ForPlatform(p string) *KnownList {
+	if l == nil {
+		return nil
+	}
+	out := &KnownList{Redis: l.Redis}
+	for _, k := range l.Known {
+		if len(k.Platforms) == 0 || slices.Contains(k.Platforms, p) {
+			out.Known = append(out.Known, k)
+		}
+	}
+	return out
 }

@@ -84,6 +84,7 @@ type Recipe struct {
 	BuildArgs  map[string]string
 	Contexts   map[string]string // name -> host folder
 	Target     string            // the report stage ("" = SuiteTarget)
+	Platform   string            // the image's platform when it is not the builder's (dockerfiles.Recipe.Platform)
 }
 
 // Report stages of dockerfiles/test.Dockerfile: the variant's build tree,
@@ -128,6 +129,7 @@ func RunSuite(ctx context.Context, c *bk.Client, rec Recipe, args []string, nonc
 	req := solve.Request{
 		Dockerfile: rec.Dockerfile,
 		Target:     target,
+		Platform:   rec.Platform,
 		BuildArgs:  buildArgs,
 		Contexts:   rec.Contexts,
 		Exports:    []bk.ExportEntry{{Type: bk.ExporterLocal, OutputDir: outDir}},

@@ -160,6 +160,17 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 		return r
 	}
 
+	// An image of another platform runs here only under emulation.
+	if how, ok := Emulation(v); !ok {
+		r.Checks = append(r.Checks, Check{Name: "platform", Detail: how})
+		r.Suite.Note = "not run: " + how
+		gated = true
+		return finish()
+	} else if how != "" {
+		r.Checks = append(r.Checks, Check{Name: "platform", OK: true, Detail: how})
+		r.Emulation = how
+	}
+
 	// The ISA gate comes first: nothing of the image runs on a CPU it cannot run on.
 	flags := vf.Opt.CPUFlags
 	if flags == nil {
@@ -175,19 +186,23 @@ func (vf *Verifier) Verify(ctx context.Context, v variants.Variant, t Target) Re
 		r.Checks = append(r.Checks, Check{Name: "image", Detail: fmt.Sprintf("image %s: %v", image, err)})
 		return finish()
 	}
-	if err := ISAGate(labels, flags); err != nil {
+	if _, cross := variants.CrossFor(v.PlatformOf()); cross {
+		r.Checks = append(r.Checks, Check{Name: "isa", NotApplicable: true, Detail: fmt.Sprintf("a %s image: x86-64 levels say nothing of its code, which runs here under emulation", v.PlatformOf())})
+	} else if err := ISAGate(labels, flags); err != nil {
 		r.Checks = append(r.Checks, Check{Name: "isa", Detail: err.Error()})
 		r.Suite.Note = "not run: refused by the ISA gate"
 		gated = true
 		return finish()
+	} else {
+		r.Checks = append(r.Checks, Check{Name: "isa", OK: true, Detail: fmt.Sprintf("image needs %s; this CPU is x86-64-%s", orV1(labels[LabelISALevel]), machine.Level(flags))})
 	}
-	r.Checks = append(r.Checks, Check{Name: "isa", OK: true, Detail: fmt.Sprintf("image needs %s; this CPU is x86-64-%s", orV1(labels[LabelISALevel]), machine.Level(flags))})
 
 	known, err := LoadKnown(v.Redis)
 	if err != nil {
 		known = &KnownList{}
 		logf("%v", err)
 	}
+	known = known.ForPlatform(v.PlatformOf())
 
 	// 1. The suite inside the build.
 	switch {
@@ -313,6 +328,7 @@ func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, t Target
 		}
 		rec.Contexts[ServerContext] = dir
 	}
+	_, emulated := variants.CrossFor(v.PlatformOf())
 	args, err := SuiteArgs(profile, vf.Opt.Units)
 	if err != nil {
 		return Suite{Ran: true, ExitCode: -1, Aborted: err.Error()}
@@ -374,6 +390,9 @@ func (vf *Verifier) buildSuite(ctx context.Context, v variants.Variant, t Target
 		ApplyRetry(&s, r)
 	}
 	s.Duration = time.Since(start)
+	if emulated {
+		s.Note += fmt.Sprintf("; %s under user-mode emulation: redis-server, redis-cli and redis-benchmark ran under qemu, runtest's Tcl clients natively", v.PlatformOf())
+	}
 	return s
 }
 
