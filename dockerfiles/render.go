@@ -344,6 +344,9 @@ func tuned(v variants.Variant, opt Options, a *args) error {
 	a.set("CXX", cxx)
 	a.set("COMPILER", v.Compiler.String())
 	a.set("COMPILER_VERSION", compilerVersion(v.Compiler))
+	if c, ok := variants.CrossFor(v.PlatformOf()); ok {
+		a.set("COMPILER_VERSION", compilerVersion(v.Compiler)+", cross-compiling for "+c.Triple)
+	}
 
 	opt0 := v.Opt
 	if opt0 == "" {

@@ -73,6 +73,15 @@ func goldenVariants() []variants.Variant {
 			v.Opt, v.March = "O3", "native"
 			v.PGO = &variants.PGO{Train: variants.Training{Tests: []string{"SET", "GET"}, Pipelines: []int{16}, Clients: 50, DataSize: 3, Keyspace: 100000, Requests: 200000}}
 		}),
+		// arm64: cross-compiled, trained under emulation
+		tunedVariant("clang-lto-pgo-arm64", func(v *variants.Variant) {
+			v.Compiler = variants.Compiler{Family: "clang", Version: "16"}
+			v.Opt, v.LTO, v.Platform = "O3", "full", variants.PlatformARM64
+			v.PGO = &variants.PGO{Train: variants.Training{Tests: []string{"LRANGE_100"}, Pipelines: []int{1, 16}, Clients: 20, DataSize: 3, Keyspace: 1000, Requests: 5000}}
+		}),
+		tunedVariant("gcc-o3-graviton3-arm64", func(v *variants.Variant) {
+			v.Opt, v.Platform, v.Mcpu = "O3", variants.PlatformARM64, "neoverse-v1"
+		}),
 		tunedVariant("clang-lto-pgo", func(v *variants.Variant) {
 			v.Compiler = variants.Compiler{Family: "clang", Version: "16"}
 			v.Opt, v.LTO = "O3", "full"
@@ -118,6 +127,9 @@ func ownArgs() map[string]bool {
 func formatRecipe(r Recipe) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target: %s\n", r.Target)
+	if r.Platform != "" {
+		fmt.Fprintf(&b, "platform: %s\n", r.Platform)
+	}
 	own := ownArgs()
 	keys := make([]string, 0, len(r.BuildArgs))
 	for k := range r.BuildArgs {

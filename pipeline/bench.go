@@ -191,6 +191,13 @@ func benchImages(run *results.Run, only []string) ([]bench.Image, []string, erro
 			warnings = append(warnings, fmt.Sprintf("skipping %s: its build result names no image", name))
 			continue
 		}
+		if pl := b.Variant.PlatformOf(); pl != engine.HostPlatform() {
+			// Under emulation it would measure qemu, not the build: an
+			// arm64 image is benchmarked on an arm64 host (bench --images
+			// there, merged by history --from).
+			warnings = append(warnings, fmt.Sprintf("skipping %s: a %s image is benchmarked only on a matching CPU, and this machine is %s (measure it on an arm64 host with bench --images; history --from merges the rows)", name, pl, engine.HostPlatform()))
+			continue
+		}
 		verified := reports[name].Status
 		if r, ok := reports[name]; ok && r.ImageID != b.ConfigDigest {
 			verified = "" // a verification of another image (built before this one) proves nothing of it

@@ -15,6 +15,7 @@ import (
 	"github.com/redis-variants/redis-variants/dockerfiles"
 	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/machine"
+	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/sbom"
@@ -129,6 +130,9 @@ func Build(ctx context.Context, c Config, o BuildOptions) error {
 			r.Duration.Round(100*time.Millisecond), r.CachedSteps, r.TotalSteps)
 	}
 	p.Println("%d images in %s; results in %s", len(res), time.Since(start).Round(100*time.Millisecond), run.Path("builds"))
+	if o.Push != "" {
+		platformIndexes(ctx, p, res)
+	}
 	var fe *builder.FailedError
 	if errors.As(err, &fe) {
 		for _, r := range res {
@@ -222,4 +226,53 @@ func PrintRecipe(out io.Writer, c Config, plan *variants.Plan, name string) erro
 	}
 	fmt.Fprintln(out, "# (the builder sets CREATED to the build's start time; RECIPE_DIGEST does not depend on it)")
 	return nil
+}
+
+// platformIndexes pushes one multi-platform index for each build spec
+// pushed for several platforms (twins: the same spec but platform and
+// mcpu), beside the images: <registry>/<amd64 image's repository>:<its
+// tag>-platforms. A failure is reported and does not fail the build.
+func platformIndexes(ctx context.Context, p *progress.Printer, res []builder.Result) {
+	groups := map[string][]builder.Result{}
+	var keys []string
+	for _, r := range res {
+		if r.Status != builder.StatusOK || r.Pushed == "" || r.PushedDigest == "" || r.Variant.Kind != variants.KindVariant {
+			continue
+		}
+		k := variants.TwinKey(r.Variant)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	for _, k := range keys {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		// named after the build for this machine's platform, else the first
+		head := g[0]
+		for _, r := range g {
+			if r.Variant.PlatformOf() == variants.PlatformAMD64 {
+				head = r
+				break
+			}
+		}
+		var members, names []string
+		for _, r := range g {
+			repo, _, _ := strings.Cut(r.Pushed, "@")
+			if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+				repo = repo[:i]
+			}
+			members = append(members, repo+"@"+r.PushedDigest)
+			names = append(names, r.Variant.Name+" ("+r.Variant.PlatformOf()+")")
+		}
+		ref := head.Pushed + "-platforms"
+		d, err := publish.PlatformIndex(ctx, ref, members, publish.ReadOptions(ctx)...)
+		if err != nil {
+			p.Failure("platform index of %s: %v", strings.Join(names, ", "), err)
+			continue
+		}
+		p.Println("platform index %s@%s: %s", ref, d, strings.Join(names, ", "))
+	}
 }

@@ -3,7 +3,6 @@ package variants
 import (
 	"fmt"
 	"path"
-	"runtime"
 	"slices"
 	"strings"
 )
@@ -69,9 +68,6 @@ func (v Variant) PlatformOf() string {
 // Arch is the architecture of v's image as OCI names it (amd64, arm64).
 func (v Variant) Arch() string { return path.Base(v.PlatformOf()) }
 
-// HostPlatform is the platform of the machine this runs on.
-func HostPlatform() string { return "linux/" + runtime.GOARCH }
-
 // Arm64 CPUs a variant may target with mcpu (and mtune): Arm's Neoverse
 // cores and the cloud generations built on them. The Graviton names are
 // this tool's aliases, turned into the core's name before the compiler
@@ -107,7 +103,7 @@ func Arm64CPU(c Compiler, cpu string) (string, error) {
 		return "", fmt.Errorf("unknown arm64 CPU %q%s", cpu, accepted(arm64CPUNames()))
 	}
 	if major := atoiPrefix(c.Version); major < first {
-		return "", fmt.Errorf("%s %s does not know -mcpu=%s (it needs %s %d or later)", c.Family, c.Version, name, c.Family, first)
+		return "", fmt.Errorf("%s %s does not know %s (it needs %s %d or later)", c.Family, c.Version, name, c.Family, first)
 	}
 	return name, nil
 }
@@ -122,4 +118,12 @@ func arm64CPUNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// TwinKey names v's build spec apart from its platform and CPU target:
+// the twins of a spec for amd64 and arm64 share it, and are published as
+// one multi-platform index.
+func TwinKey(v Variant) string {
+	v.Platform, v.Mcpu = "", ""
+	return ID(v)
 }

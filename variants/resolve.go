@@ -417,7 +417,7 @@ func (r *resolver) crossChecks(v *Variant, comp Compiler, compOK bool, eff layer
 	if f, ok := eff["march"]; ok && f.s != "" {
 		switch {
 		case f.s == "native":
-			ps.add(f, "-march=native names the build machine's CPU, an x86-64: an %s image is cross-compiled; name an architecture version or set mcpu (a Neoverse core or graviton2/3/4)", v.Platform)
+			ps.add(f, "-march=native names the build machine's CPU, an x86-64: a %s image is cross-compiled; name an architecture version or set mcpu (a Neoverse core or graviton2/3/4)", v.Platform)
 		case !contains(arm64Arches, f.s):
 			ps.add(f, "-march=%s is not an arm64 architecture version%s%s", f.s, suggest(f.s, arm64Arches), accepted(arm64Arches))
 		}
@@ -436,7 +436,7 @@ func (r *resolver) crossChecks(v *Variant, comp Compiler, compOK bool, eff layer
 		}
 		name, err := Arm64CPU(comp, f.s)
 		if err != nil {
-			ps.add(f, "%s: %v", key, err)
+			ps.add(f, "%v", err)
 			continue
 		}
 		if key == "mcpu" {

@@ -344,9 +344,13 @@ func LabelChecks(labels map[string]string, v variants.Variant) []Check {
 		want["lto"] = orOff(v.LTO)
 		want["march"] = v.March
 		want["mtune"] = v.Mtune
+		if _, cross := variants.CrossFor(v.PlatformOf()); cross {
+			want["platform"] = v.PlatformOf()
+			want["mcpu"] = v.Mcpu
+		}
 	}
 	var bad, good []string
-	for _, k := range []string{"id", "name", "allocator", "compiler", "opt", "march", "mtune", "lto"} {
+	for _, k := range []string{"id", "name", "allocator", "compiler", "opt", "march", "mtune", "mcpu", "platform", "lto"} {
 		w, ok := want[k]
 		if !ok {
 			continue

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/variants"
 )
 
@@ -26,7 +27,7 @@ func Emulation(v variants.Variant) (how string, ok bool) {
 	p := filepath.Join(BinfmtDir, c.Qemu)
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return fmt.Sprintf("a %s image on this %s machine needs user-mode emulation, and binfmt_misc has no %s entry (%v): scripts/setup.sh installs qemu-user-static and registers it", v.PlatformOf(), variants.HostPlatform(), c.Qemu, err), false
+		return fmt.Sprintf("a %s image on this %s machine needs user-mode emulation, and binfmt_misc has no %s entry (%v): scripts/setup.sh installs qemu-user-static and registers it", v.PlatformOf(), engine.HostPlatform(), c.Qemu, err), false
 	}
 	var interp, flags string
 	enabled := false

@@ -22,7 +22,7 @@ import (
 // ChecksVersion is the version of what a verification proves: bump it
 // whenever the checks, the suite's arguments or the judge change, so that
 // no proof made by the old ones is reused.
-const ChecksVersion = 3 // 2: three outcomes, discovered facts of pulled images, a suite required of every image; 3: the suite binary check, BOLT checks
+const ChecksVersion = 4 // 2: three outcomes, discovered facts of pulled images, a suite required of every image; 3: the suite binary check, BOLT checks; 4: platform (emulation), binary architecture, -mcpu
 
 // Proof is what a passed verification proved, and of what; results.Proof
 // is the record.
