@@ -35,7 +35,7 @@ func ShowAttestations(ctx context.Context, c Config, image, platform string, ins
 		_, err = fmt.Fprintf(out, "%s\n", js)
 		return err
 	}
-	fmt.Fprintf(out, "%s (%s)\nattestation manifest %s\nprovenance: %s, %d bytes\n", att.Image, platform, att.Manifest, att.ProvType, len(att.Provenance))
+	fmt.Fprintf(out, "%s (%s)\nattestation manifest %s\nprovenance: %s, %d bytes\n", att.Image, att.Platform, att.Manifest, att.ProvType, len(att.Provenance))
 	names := make([]string, 0, len(att.SBOMs))
 	for n := range att.SBOMs {
 		names = append(names, n)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -23,6 +24,7 @@ const (
 // Attestations are what an image index carries for one platform's image.
 type Attestations struct {
 	Image      string              `json:"image"`      // the platform image's reference by digest
+	Platform   string              `json:"platform"`   // os/arch of that image
 	Manifest   string              `json:"manifest"`   // the attestation manifest's digest
 	SBOMs      map[string]Document `json:"sboms"`      // by document name: "sbom" (the image), "sbom-<stage>"
 	Provenance json.RawMessage     `json:"provenance"` // the SLSA predicate
@@ -45,15 +47,25 @@ func Read(ctx context.Context, ref name.Reference, platform string, opts ...remo
 		return nil, err
 	}
 	var img *v1.Descriptor
+	var have []string
 	for i, m := range im.Manifests {
-		if m.Platform != nil && m.Platform.OS+"/"+m.Platform.Architecture == platform && m.Annotations[annotRefType] == "" {
+		if m.Platform == nil || m.Annotations[annotRefType] != "" {
+			continue
+		}
+		p := m.Platform.OS + "/" + m.Platform.Architecture
+		have = append(have, p)
+		if p == platform || platform == "" {
 			img = &im.Manifests[i]
 		}
 	}
-	if img == nil {
-		return nil, fmt.Errorf("%s has no %s image", ref, platform)
+	if platform == "" && len(have) > 1 {
+		return nil, fmt.Errorf("%s holds images for %s: name the platform whose attestations to read", ref, strings.Join(have, ", "))
 	}
-	out := &Attestations{Image: ref.Context().Digest(img.Digest.String()).String(), SBOMs: map[string]Document{}}
+	if img == nil {
+		return nil, fmt.Errorf("%s has no %s image (it holds %s)", ref, platform, strings.Join(have, ", "))
+	}
+	platform = img.Platform.OS + "/" + img.Platform.Architecture
+	out := &Attestations{Image: ref.Context().Digest(img.Digest.String()).String(), Platform: platform, SBOMs: map[string]Document{}}
 	for _, m := range im.Manifests {
 		if m.Annotations[annotRefType] != refTypeAttest || m.Annotations[annotRefDigest] != img.Digest.String() {
 			continue

@@ -81,7 +81,7 @@ and the provenance's type; --json prints all of it.`,
 			return pipeline.ShowAttestations(cmd.Context(), config(cmd, g), args[0], platform, insecure, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&platform, "platform", "linux/amd64", "the platform's image whose attestations are read")
+	cmd.Flags().StringVar(&platform, "platform", "", "the platform's image whose attestations are read (linux/amd64, linux/arm64); needed only for an index of several platforms")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "use plain HTTP for a registry that is not local")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the SPDX documents and the provenance whole")
 	return cmd
