@@ -193,7 +193,10 @@ func LoadRun(dir string, opt Options) ([]Result, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("run %s: no CPU model recorded", dir))
 	}
 	level := mi.Level
-	if level == "" {
+	switch {
+	case mi.Arch != "" && mi.Arch != "amd64":
+		level = mi.Arch // an arm64 machine's row: no x86-64 level, its architecture
+	case level == "":
 		level = buildLevel(builds)
 	}
 

@@ -28,6 +28,7 @@ type runFixture struct {
 	cpuRanking string // CPU model in ranking.json ("" = only in the trials)
 	cpuTrials  string
 	machine    string // machine.json x86_64_level ("" = none; level from build labels)
+	arch       string // machine.json arch ("" = none)
 	buildLevel string
 	primary    string
 	scores     []score
@@ -78,8 +79,8 @@ func writeRun(t *testing.T, root string, f runFixture) string {
 	if f.cpuTrials != "" {
 		must(t, run.WriteJSON("trials/x/host/SET-P1-0.json", rank.Trial{Variant: "x", CPUModel: f.cpuTrials, OpsPerSec: 1}))
 	}
-	if f.machine != "" {
-		must(t, run.WriteJSON("machine.json", map[string]string{"x86_64_level": f.machine}))
+	if f.machine != "" || f.arch != "" {
+		must(t, run.WriteJSON("machine.json", map[string]string{"x86_64_level": f.machine, "arch": f.arch}))
 	}
 	return run.Dir
 }
@@ -304,5 +305,36 @@ func TestMemoryMetric(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("memory table lacks %q:\n%s", want, md.String())
 		}
+	}
+}
+
+// TestArm64Row: a run from an arm64 host (bench --images there, its
+// results merged with --from) is a row of its own, labelled with its
+// architecture rather than the x86-64 level its images' build machine had.
+func TestArm64Row(t *testing.T) {
+	root, dirs := fixtures(t)
+	const n1 = "Arm Neoverse-N1 (e.g. AWS Graviton2)"
+	arm := writeRun(t, root, runFixture{id: "20261105-000000", cpuRanking: n1, arch: "arm64", buildLevel: "v3", primary: "stock-debian", scores: []score{
+		{name: "gcc-o2-jemalloc", alloc: "jemalloc", vsStock: [3]float64{1.05, 1.01, 1.09}, verdict: "faster", vsOfficial: 1.0},
+	}})
+	rs, _, err := Load(append(dirs, arm), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Build(rs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range tb.Rows {
+		if r.CPUModel == n1 {
+			found = true
+			if r.Level != "arm64" || r.Label() != n1+" (arm64)" || len(r.Runs) != 1 {
+				t.Errorf("arm64 row %+v (label %q), want level arm64 from machine.json, one run", r, r.Label())
+			}
+		}
+	}
+	if !found || len(tb.Rows) != 3 {
+		t.Errorf("%d rows, arm64 row found %v: want the Xeon, the EPYC and the arm64 machine", len(tb.Rows), found)
 	}
 }

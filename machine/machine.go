@@ -21,7 +21,8 @@ import (
 type Info struct {
 	CPUModel string   `json:"cpu_model"`
 	CPUs     int      `json:"cpus"`
-	Level    string   `json:"x86_64_level"` // v1..v4
+	Level    string   `json:"x86_64_level"` // v1..v4 ("" on arm64)
+	Arch     string   `json:"arch,omitempty"`
 	Flags    []string `json:"flags,omitempty"`
 	Kernel   string   `json:"kernel"`
 	Cgroup   string   `json:"cgroup"` // v1, v2, hybrid
@@ -52,7 +53,11 @@ func readConfig(path string) (string, error) {
 
 // String is the machine in one line, for reports.
 func (in Info) String() string {
-	s := fmt.Sprintf("%s, %d CPUs (x86-64-%s), kernel %s, cgroup %s", in.CPUModel, in.CPUs, in.Level, in.Kernel, in.Cgroup)
+	isa := "x86-64-" + in.Level
+	if in.Level == "" && in.Arch != "" {
+		isa = in.Arch
+	}
+	s := fmt.Sprintf("%s, %d CPUs (%s), kernel %s, cgroup %s", in.CPUModel, in.CPUs, isa, in.Kernel, in.Cgroup)
 	if in.SeccompBPF != "" {
 		s += ", seccomp filters " + in.SeccompBPF
 	}
@@ -152,6 +157,7 @@ func Missing(level string, flags []string) []string {
 
 // ParseCPUInfo reads the first processor's model name and flags.
 func ParseCPUInfo(text string) (model string, flags []string) {
+	var implementer, part string
 	for _, line := range strings.Split(text, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
@@ -162,13 +168,42 @@ func ParseCPUInfo(text string) (model string, flags []string) {
 			if model == "" {
 				model = strings.TrimSpace(v)
 			}
-		case "flags":
+		case "flags", "Features": // x86's, arm64's
 			if flags == nil {
 				flags = strings.Fields(v)
 			}
+		case "CPU implementer":
+			if implementer == "" {
+				implementer = strings.TrimSpace(v)
+			}
+		case "CPU part":
+			if part == "" {
+				part = strings.TrimSpace(v)
+			}
+		}
+	}
+	if model == "" && implementer != "" {
+		// arm64 names no model: its implementer and part do
+		model = armCores[implementer+"/"+part]
+		if model == "" {
+			model = "arm64 CPU implementer " + implementer + " part " + part
 		}
 	}
 	return model, flags
+}
+
+// armCores names the arm64 cores of the clouds' instances by their
+// /proc/cpuinfo implementer and part (Linux's arch/arm64 cputype.h).
+var armCores = map[string]string{
+	"0x41/0xd0c": "Arm Neoverse-N1 (e.g. AWS Graviton2)",
+	"0x41/0xd40": "Arm Neoverse-V1 (e.g. AWS Graviton3)",
+	"0x41/0xd49": "Arm Neoverse-N2",
+	"0x41/0xd4f": "Arm Neoverse-V2 (e.g. AWS Graviton4, Google Axion)",
+	"0x41/0xd8e": "Arm Neoverse-N3",
+	"0x41/0xd0b": "Arm Cortex-A76",
+	"0x41/0xd08": "Arm Cortex-A72",
+	"0xc0/0xac3": "Ampere-1",
+	"0xc0/0xac4": "Ampere-1a",
 }
 
 // MergeCPUID adds to cpuinfo's flags the level flags CPUID itself reports:
@@ -203,11 +238,14 @@ func Read() (Info, error) {
 		}
 		model, flags := ParseCPUInfo(string(b))
 		if flags == nil {
-			host.err = fmt.Errorf("reading CPU flags: /proc/cpuinfo has no flags line (not an x86 machine?)")
+			host.err = fmt.Errorf("reading CPU flags: /proc/cpuinfo has no flags (x86) or Features (arm64) line")
 			return
 		}
 		flags = MergeCPUID(flags, cpuidFlags())
-		in := Info{CPUModel: model, CPUs: runtime.NumCPU(), Flags: flags, Level: Level(flags), Cgroup: CgroupVersion()}
+		in := Info{CPUModel: model, CPUs: runtime.NumCPU(), Flags: flags, Cgroup: CgroupVersion(), Arch: runtime.GOARCH}
+		if runtime.GOARCH == "amd64" {
+			in.Level = Level(flags)
+		}
 		var u syscall.Utsname
 		if syscall.Uname(&u) == nil {
 			in.Kernel = utsString(u.Release[:])

@@ -128,3 +128,21 @@ func TestSeccompBPF(t *testing.T) {
 		t.Errorf("this machine's seccomp BPF mode is not read: %+v", in)
 	}
 }
+
+// An arm64 machine's /proc/cpuinfo names its features "Features" and no
+// model: the core comes from its implementer and part.
+func TestParseCPUInfoArm64(t *testing.T) {
+	text := "processor\t: 0\nBogoMIPS\t: 243.75\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs\n" +
+		"CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\nprocessor\t: 1\nFeatures\t: fp\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
+	m, f := ParseCPUInfo(text)
+	if m != "Arm Neoverse-N1 (e.g. AWS Graviton2)" || len(f) != 17 || f[0] != "fp" || f[16] != "ssbs" {
+		t.Fatalf("got %q %v", m, f)
+	}
+	m, _ = ParseCPUInfo("Features\t: fp\nCPU implementer\t: 0x61\nCPU part\t: 0x022\n")
+	if m != "arm64 CPU implementer 0x61 part 0x022" {
+		t.Errorf("an unlisted core: %q", m)
+	}
+	if s := (Info{CPUModel: m, CPUs: 64, Arch: "arm64", Kernel: "6.1", Cgroup: "v2"}).String(); !strings.Contains(s, "64 CPUs (arm64)") {
+		t.Errorf("Info.String() = %q", s)
+	}
+}

@@ -98,9 +98,16 @@ func writePlanTable(out io.Writer, plan *variants.Plan) error {
 		case v.BOLT != nil:
 			pgo = "bolt"
 		}
+		march, base := dash(v.March), dash(v.Base)
+		if v.Mcpu != "" {
+			march = strings.TrimPrefix(strings.TrimPrefix(march, "-")+" mcpu="+v.Mcpu, " ")
+		}
+		if v.Platform != "" {
+			base += " " + v.Platform
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			v.Name, v.Kind, v.ID, comp, dash(v.Opt), dash(v.March), dash(v.Mtune), dash(v.LTO), pgo,
-			dash(strings.Join(flags, " ")), dash(v.Allocator), libc, tls, dash(v.Base), src)
+			v.Name, v.Kind, v.ID, comp, dash(v.Opt), march, dash(v.Mtune), dash(v.LTO), pgo,
+			dash(strings.Join(flags, " ")), dash(v.Allocator), libc, tls, base, src)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
