@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/redis-variants/redis-variants/artifact"
 	"github.com/redis-variants/redis-variants/builder"
+	"github.com/redis-variants/redis-variants/engine"
 	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
 	"github.com/redis-variants/redis-variants/variants"
@@ -137,6 +139,14 @@ func publishedVariants(ctx context.Context, refs []string, insecure bool) ([]var
 	opts := publish.ReadOptions(ctx)
 	var out []variants.Variant
 	seen := map[string]string{} // digest → name
+	// a tag naming an index of platforms (a published image and its
+	// twins) resolves to this machine's platform: on an arm64 host, the
+	// arm64 twin is what is measured
+	plat, err := v1.ParsePlatform(engine.HostPlatform())
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, remote.WithPlatform(*plat))
 	add := func(ref name.Reference) error {
 		img, err := remote.Image(ref, opts...)
 		if err != nil {

@@ -101,6 +101,19 @@ func printPublished(w, errw io.Writer, pub publish.Published) {
 		if im.Ref != "" {
 			fmt.Fprintf(w, "  %s\n", im.Ref)
 		}
+		for _, t := range im.Platforms {
+			switch {
+			case t.Error != "":
+				fmt.Fprintf(w, "  %s twin %s: error: %s\n", t.Platform, t.Variant, t.Error)
+			case t.Ref != "":
+				fmt.Fprintf(w, "  %s twin %s: %s\n", t.Platform, t.Variant, t.Ref)
+			default:
+				fmt.Fprintf(w, "  %s twin %s (%s)\n", t.Platform, t.Variant, t.Source)
+			}
+		}
+		if im.Index != "" {
+			fmt.Fprintf(w, "  index of its platforms, which the tags name: %s\n", im.Index)
+		}
 		tags := im.Tags
 		if !pub.DryRun {
 			tags = im.Pushed

@@ -117,9 +117,10 @@ func (o Options) withDefaults() Options {
 
 // The publication record (published.json) is declared in results.
 type (
-	Published    = results.Published
-	Image        = results.PublishedImage
-	Publications = results.Publications
+	Published     = results.Published
+	Image         = results.PublishedImage
+	PlatformImage = results.PlatformImage
+	Publications  = results.Publications
 )
 
 // Load reads every publication recorded in run's published.json (none when
@@ -379,8 +380,10 @@ func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error
 	}
 	p := &pushing{opts: opts, repo: repo, pusher: pusher, ropts: ropts, src: src, cache: &layerCache{cache}}
 
-	// Phase 1: upload every image by digest and read it back.
+	// Phase 1: upload every image by digest and read it back; then its
+	// twins (its spec for other platforms) and the index naming them all.
 	imgs := make([]*manifest, len(sel.Images))
+	tagged := make([]*manifest, len(sel.Images)) // what the tags name: the image, or its index
 	var failed []string
 	for i, s := range sel.Images {
 		img, digest, err := p.upload(ctx, s)
@@ -390,13 +393,34 @@ func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error
 			p.logf("%s: %v\n", s.Variant.Name, err)
 			continue
 		}
-		imgs[i] = img
+		imgs[i], tagged[i] = img, img
 		pub.Images[i].Digest = digest.String()
 		pub.Images[i].Ref = repo.Digest(digest.String()).String()
+		if len(s.Twins) == 0 {
+			continue
+		}
+		idx, err := p.uploadTwins(ctx, s, img, &pub.Images[i])
+		if err != nil {
+			// no tag then: a tag would name the image without its platforms
+			imgs[i], tagged[i] = nil, nil
+			pub.Images[i].Error = strings.TrimPrefix(pub.Images[i].Error+"; "+err.Error(), "; ")
+			failed = append(failed, fmt.Sprintf("%s: %v", s.Variant.Name, err))
+			p.logf("%s: %v\n", s.Variant.Name, err)
+			continue
+		}
+		tagged[i] = idx
 	}
-	// Phase 2: the run's results, attached to every uploaded image as a
-	// referrer, before any tag: a tag always finds its evidence.
+	// Phase 2: the run's results, attached to every uploaded image (and
+	// index) as a referrer, before any tag: a tag always finds its evidence.
 	if err := p.attach(ctx, sel, imgs, &pub); err != nil {
+		failed = append(failed, err.Error())
+	}
+	for i := range tagged {
+		if imgs[i] == nil {
+			tagged[i] = nil // its attachment failed
+		}
+	}
+	if err := p.attachIndexes(ctx, sel, imgs, tagged, &pub); err != nil {
 		failed = append(failed, err.Error())
 	}
 	// Phase 2b: signatures, before any tag, so a tag never names an
@@ -407,27 +431,28 @@ func (pp *Pusher) Publish(ctx context.Context, sel *Selection) (Published, error
 				continue
 			}
 			if err := p.sign(ctx, sel, s, &pub.Images[i]); err != nil {
-				imgs[i] = nil
+				imgs[i], tagged[i] = nil, nil
 				pub.Images[i].Error = strings.TrimPrefix(pub.Images[i].Error+"; "+err.Error(), "; ")
 				failed = append(failed, fmt.Sprintf("%s: %v", s.Variant.Name, err))
 			}
 		}
 	}
-	// Phase 3: tags, only for images whose upload was confirmed.
+	// Phase 3: tags, only for images whose upload was confirmed: on the
+	// image, or on the index of its platforms.
 	for i, s := range sel.Images {
-		if imgs[i] == nil {
+		if imgs[i] == nil || tagged[i] == nil {
 			continue
 		}
 		for _, t := range s.Tags {
 			ref := repo.Tag(t)
-			if err := p.tag(ctx, ref, imgs[i]); err != nil {
+			if err := p.tag(ctx, ref, tagged[i]); err != nil {
 				msg := fmt.Sprintf("tagging %s: %v", ref, err)
 				pub.Images[i].Error = strings.TrimPrefix(pub.Images[i].Error+"; "+msg, "; ")
 				failed = append(failed, fmt.Sprintf("%s: %s", s.Variant.Name, msg))
 				continue
 			}
 			pub.Images[i].Pushed = append(pub.Images[i].Pushed, ref.String())
-			p.logf("pushed %s (%s)\n", ref, pub.Images[i].Digest)
+			p.logf("pushed %s (%s)\n", ref, tagged[i].digest)
 		}
 	}
 	pub.Finished = time.Now().UTC()
@@ -457,6 +482,11 @@ func plannedPublication(sel *Selection, repo name.Repository, dryRun bool) Publi
 		for _, t := range s.Tags {
 			im.Tags = append(im.Tags, repo.Tag(t).String())
 		}
+		if dryRun { // a push records each twin as it uploads it
+			for _, t := range s.Twins {
+				im.Platforms = append(im.Platforms, PlatformImage{Variant: t.Variant.Name, ID: t.Variant.ID, Platform: t.Variant.PlatformOf(), Source: t.Build.Image, SourceID: t.Build.ConfigDigest})
+			}
+		}
 		pub.Images = append(pub.Images, im)
 	}
 	return pub
@@ -480,6 +510,7 @@ type pushing struct {
 	ropts  []remote.Option
 	src    Source
 	cache  *layerCache
+	bundle *artifact.Bundle // the run's results, packed at the first attachment
 }
 
 func (p *pushing) logf(format string, args ...any) {
@@ -554,41 +585,54 @@ func (p *pushing) attach(ctx context.Context, sel *Selection, imgs []*manifest, 
 	if len(todo) == 0 {
 		return nil
 	}
-	bundle, err := artifact.Pack(&results.Run{Dir: sel.Run})
-	if err != nil {
-		for _, i := range todo {
-			imgs[i] = nil
-			pub.Images[i].Error = err.Error()
-		}
-		return err
-	}
 	var errs []error
 	for _, i := range todo {
-		m := imgs[i]
-		subject := v1.Descriptor{MediaType: m.mt, Size: int64(len(m.raw)), Digest: m.digest}
-		var ref name.Digest
-		err := p.retry(ctx, func() error {
-			var err error
-			ref, err = artifact.Push(ctx, bundle, p.repo, subject, p.ropts...)
-			return err
-		})
+		ref, err := p.attachOne(ctx, sel, imgs[i])
 		if err != nil {
 			imgs[i] = nil
-			pub.Images[i].Error = err.Error()
+			pub.Images[i].Error = strings.TrimPrefix(pub.Images[i].Error+"; "+err.Error(), "; ")
 			errs = append(errs, fmt.Errorf("%s: attaching the results: %w", sel.Images[i].Variant.Name, err))
 			continue
 		}
-		pub.Images[i].Results = ref.String()
-		p.logf("attached the results of %s to %s as %s\n", bundle.Run, sel.Images[i].Variant.Name, ref)
+		pub.Images[i].Results = ref
+		p.logf("attached the results of %s to %s as %s\n", filepath.Base(sel.Run), sel.Images[i].Variant.Name, ref)
 	}
 	return errors.Join(errs...)
 }
 
-// sign signs an uploaded image and its results artifact, recording the
+// attachOne pushes the run's results artifact (packed once per
+// publication) with m as its subject and returns its reference.
+func (p *pushing) attachOne(ctx context.Context, sel *Selection, m *manifest) (string, error) {
+	if p.bundle == nil {
+		b, err := artifact.Pack(&results.Run{Dir: sel.Run})
+		if err != nil {
+			return "", err
+		}
+		p.bundle = b
+	}
+	subject := v1.Descriptor{MediaType: m.mt, Size: int64(len(m.raw)), Digest: m.digest}
+	var ref name.Digest
+	err := p.retry(ctx, func() error {
+		var err error
+		ref, err = artifact.Push(ctx, p.bundle, p.repo, subject, p.ropts...)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return ref.String(), nil
+}
+
+// sign signs an uploaded image and its results artifact, and its twins,
+// index and the index's results artifact where it has them, recording the
 // signature tags in pi.
 func (p *pushing) sign(ctx context.Context, sel *Selection, s Selected, pi *Image) error {
 	note := map[string]string{"io.redis-variants.run": filepath.Base(sel.Run), "io.redis-variants.variant": s.Variant.Name}
-	for _, ref := range []string{pi.Ref, pi.Results} {
+	refs := []string{pi.Ref, pi.Results, pi.Index, pi.IndexResults}
+	for _, t := range pi.Platforms {
+		refs = append(refs, t.Ref)
+	}
+	for _, ref := range refs {
 		_, dg, ok := strings.Cut(ref, "@")
 		if !ok {
 			continue

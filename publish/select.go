@@ -67,6 +67,9 @@ type Selected struct {
 	Tags []string
 	// Meta goes both into the image config's labels and the manifest's annotations.
 	Meta map[string]string
+	// Twins are its spec's verified builds for other platforms: pushed
+	// beside it, with Tags naming the index of them all.
+	Twins []Twin
 }
 
 // Selection is what Publish would push.
@@ -279,6 +282,9 @@ func Select(run *results.Run, opts Options) (*Selection, error) {
 		s := Selected{Variant: c.v, Build: c.build, Entry: c.entry, Level: c.level}
 		s.Tags = append([]string{VariantTag(c.v)}, best[c.v.Name]...)
 		s.Meta = meta(run, rk, st, c, reports[c.v.Name], reportSums, tied[c.v.Name])
+		var warnings []string
+		s.Twins, warnings = twinsOf(run, c, builds, reports)
+		sel.Warnings = append(sel.Warnings, warnings...)
 		sel.Images = append(sel.Images, s)
 	}
 	return sel, nil

@@ -38,10 +38,32 @@ type PublishedImage struct {
 	Signatures []string `json:"signatures,omitempty"`
 	// Tags are the full tag references planned; Pushed those written and
 	// read back with the right digest.
-	Tags        []string          `json:"tags"`
-	Pushed      []string          `json:"pushed,omitempty"`
-	Annotations map[string]string `json:"annotations"` // also the labels added to the image config
-	Error       string            `json:"error,omitempty"`
+	Tags   []string `json:"tags"`
+	Pushed []string `json:"pushed,omitempty"`
+	// Platforms are the builds of the same spec for other platforms
+	// (arm64 twins) pushed beside the image; with any, Index is
+	// repository@digest of the multi-platform index naming the image and
+	// them, which the tags then point at, and IndexResults the results
+	// artifact attached to the index.
+	Platforms    []PlatformImage   `json:"platforms,omitempty"`
+	Index        string            `json:"index,omitempty"`
+	IndexResults string            `json:"index_results,omitempty"`
+	Annotations  map[string]string `json:"annotations"` // also the labels added to the image config
+	Error        string            `json:"error,omitempty"`
+}
+
+// PlatformImage is a twin of a published image: its spec built for
+// another platform, verified, pushed by digest beside it.
+type PlatformImage struct {
+	Variant    string   `json:"variant"`
+	ID         string   `json:"id"`
+	Platform   string   `json:"platform"`
+	Source     string   `json:"source"`    // Docker Engine reference
+	SourceID   string   `json:"source_id"` // its config digest as built and verified
+	Ref        string   `json:"ref,omitempty"`
+	Digest     string   `json:"digest,omitempty"`
+	Signatures []string `json:"signatures,omitempty"`
+	Error      string   `json:"error,omitempty"`
 }
 
 // Publications is the content of published.json.
