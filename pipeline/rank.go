@@ -220,9 +220,18 @@ func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.
 			if v.LTO != "" && v.LTO != "off" {
 				flags = append(flags, "LTO "+v.LTO)
 			}
+			if v.Mcpu != "" {
+				flags = append(flags, "-mcpu="+v.Mcpu)
+			}
 			flags = append(flags, v.CFlags...)
 			if v.IsMusl() {
 				flags = append(flags, "libc musl")
+			}
+			if p := v.PlatformOf(); p != engine.HostPlatform() {
+				flags = append(flags, "for "+p)
+				if _, built := builds[v.Name]; built {
+					ctx.Notes = append(ctx.Notes, fmt.Sprintf("`%s` is a %s image: built and verified here (under emulation), not benchmarked, since only a matching CPU measures it (bench --images on such a host; history --from merges its rows)", v.Name, p))
+				}
 			}
 			info.Flags = strings.Join(flags, " ")
 		} else if v.IsMusl() {
