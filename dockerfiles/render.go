@@ -137,10 +137,12 @@ func DeclaredArgs(dockerfile []byte) []string {
 // (BUILDKIT_SBOM_SCAN_STAGE) are left out: declared in a stage they are
 // that stage's, and as a build arg they would apply to every stage.
 func ArgDefaults(dockerfile []byte) map[string]string {
+	// (BuildKit's own, and its automatic platform ARGs: a build arg of
+	// that name would replace the value BuildKit gives)
 	out := map[string]string{}
 	for _, m := range argRE.FindAllSubmatch(dockerfile, -1) {
 		n, def := string(m[1]), strings.TrimSpace(string(m[2]))
-		if strings.HasPrefix(n, "BUILDKIT_") {
+		if strings.HasPrefix(n, "BUILDKIT_") || platformArgs[n] {
 			continue
 		}
 		if len(def) >= 2 && (def[0] == '"' && def[len(def)-1] == '"' || def[0] == '\'' && def[len(def)-1] == '\'') {
@@ -151,6 +153,12 @@ func ArgDefaults(dockerfile []byte) map[string]string {
 		}
 	}
 	return out
+}
+
+// platformArgs are the ARGs BuildKit sets from the build's platforms.
+var platformArgs = map[string]bool{
+	"TARGETPLATFORM": true, "TARGETOS": true, "TARGETARCH": true, "TARGETVARIANT": true,
+	"BUILDPLATFORM": true, "BUILDOS": true, "BUILDARCH": true, "BUILDVARIANT": true,
 }
 
 // Render returns the recipe for v: the Dockerfile, the stage to build and

@@ -26,6 +26,7 @@ import (
 const platformFile = `variants:
   - {name: rel-libc, redis: 7.0.15, compiler: gcc-12, opt: O1, allocator: libc}
   - {name: rel-libc-arm64, redis: 7.0.15, compiler: gcc-12, opt: O1, allocator: libc, platform: linux/arm64, mcpu: graviton2}
+  - {name: rel-trixie-arm64, redis: 7.0.15, base: debian:trixie-slim, compiler: gcc-14, opt: O1, allocator: libc, platform: linux/arm64}
 references: [{name: stock-debian, kind: distro-package}]
 `
 
@@ -54,7 +55,7 @@ func TestArm64Twin(t *testing.T) {
 	dir := filepath.Join(root, "runs", "20261207-000000")
 	c := Config{File: file, Runs: filepath.Join(root, "runs"), RunDir: dir, State: filepath.Join(enginetest.RepoRoot(t), ".state"),
 		Registry: localRegistry, BuildKit: solve.Address(), Progress: progress.Plain, Out: &out, Err: &errw}
-	if err := Build(ctx, c, BuildOptions{Only: []string{"rel-*"}, Jobs: 1, Push: localRegistry}); err != nil {
+	if err := Build(ctx, c, BuildOptions{Only: []string{"rel-libc", "rel-libc-arm64"}, Jobs: 1, Push: localRegistry}); err != nil {
 		t.Fatalf("build --push: %v\n%s", err, errw.String())
 	}
 	builds, _, err := results.LoadBuilds(&results.Run{Dir: dir})
@@ -100,7 +101,7 @@ func TestArm64Twin(t *testing.T) {
 	}
 
 	// verify under emulation: the suite in the build and against the image, every check
-	if err := Verify(ctx, c, VerifyOptions{Only: []string{"rel-libc-arm64"}, Again: true, NoTable: true}); err != nil {
+	if err := Verify(ctx, c, VerifyOptions{Only: []string{"rel-libc", "rel-libc-arm64"}, Again: true, NoTable: true}); err != nil {
 		t.Fatalf("verify: %v\n%s", err, errw.String())
 	}
 	rep := loadVerification(t, dir, "rel-libc-arm64")
@@ -117,6 +118,55 @@ func TestArm64Twin(t *testing.T) {
 		t.Errorf("the x86-64 ISA gate on an arm64 image: %+v, want not applicable", c)
 	}
 
+	// publish from Docker Engine: a ranking naming rel-libc (written here:
+	// what is under test is the publication, not a measurement) puts its
+	// verified arm64 twin beside it, the tags naming an index of both
+	run := &results.Run{Dir: dir}
+	rk := results.Ranking{References: []string{"stock-debian"}, Runtimes: []string{"host"}, Standings: []results.Standings{{Runtime: "host", Primary: "stock-debian",
+		Entries: []results.Entry{{Image: "rel-libc", Runtime: "host", Rank: 1, Score: 1.1, Lo: 1.05, Hi: 1.15,
+			Versus: []results.Score{{Reference: "stock-debian", Score: 1.1, Lo: 1.05, Hi: 1.15, Verdict: "faster"}}}}}}}
+	if err := run.WriteJSON(results.RankingFile, rk); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := publish.Publish(ctx, run, publish.Options{Registry: localRegistry, Repo: "redis-variants-twins", Only: []string{"rel-libc"}})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	if len(pub.Images) != 1 || len(pub.Images[0].Platforms) != 1 || pub.Images[0].Index == "" || len(pub.Images[0].Pushed) == 0 {
+		t.Fatalf("published %+v", pub.Images)
+	}
+	pi := pub.Images[0]
+	tr, err := publish.Reference(pi.Pushed[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tidx, err := remote.Index(tr, publish.ReadOptions(ctx)...)
+	if err != nil {
+		t.Fatalf("the tag %s is not an index: %v", pi.Pushed[0], err)
+	}
+	tim, err := tidx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]string{}
+	for _, m := range tim.Manifests {
+		got[m.Platform.OS+"/"+m.Platform.Architecture] = m.Digest.String()
+	}
+	if len(got) != 2 || got["linux/amd64"] != pi.Digest || got["linux/arm64"] != pi.Platforms[0].Digest {
+		t.Errorf("tag %s names %v, want linux/amd64 %s and linux/arm64 %s", pi.Pushed[0], got, pi.Digest, pi.Platforms[0].Digest)
+	}
+	twin, err := tidx.Image(mustHash(t, pi.Platforms[0].Digest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcf, err := twin.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tcf.Architecture != "arm64" || tcf.Config.Labels[publish.KeyTwinOf] != "rel-libc" || tcf.Config.Labels[publish.KeyVerifyStatus] != "passed" {
+		t.Errorf("published twin: architecture %q, twin-of %q, verify %q", tcf.Architecture, tcf.Config.Labels[publish.KeyTwinOf], tcf.Config.Labels[publish.KeyVerifyStatus])
+	}
+
 	// without emulation the image cannot run here: verify says so and fails
 	verify.BinfmtDir = t.TempDir()
 	defer func() { verify.BinfmtDir = "/proc/sys/fs/binfmt_misc" }()
@@ -126,6 +176,18 @@ func TestArm64Twin(t *testing.T) {
 	rep = loadVerification(t, dir, "rel-libc-arm64")
 	if c := findCheck(rep.Checks, "platform"); rep.Status != "failed" || c == nil || c.OK || !strings.Contains(c.Detail, "no qemu-aarch64 entry") || rep.Suite.Ran {
 		t.Errorf("without emulation: status %s, platform check %+v, suite ran %v", rep.Status, c, rep.Suite.Ran)
+	}
+
+	// a base whose tag holds no arm64 image (set-up seeds arm64 for
+	// bookworm only) stops the build saying so, instead of BuildKit's
+	// warning and an amd64 runtime under an arm64 label
+	err = Build(ctx, c, BuildOptions{Only: []string{"rel-trixie-arm64"}, Jobs: 1})
+	tb, _, lerr := results.LoadBuilds(&results.Run{Dir: dir})
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if b := tb["rel-trixie-arm64"]; err == nil || b.Status != "failed" || !strings.Contains(strings.Join(b.LogTail, "\n"), "the base image is amd64, not arm64: its tag holds no arm64 image") {
+		t.Errorf("arm64 build on an amd64-only base: err %v, status %q, log tail %q", err, b.Status, b.LogTail)
 	}
 
 	// bench measures amd64 images only on this machine

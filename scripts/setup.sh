@@ -255,7 +255,8 @@ if [ "$HUB" = 1 ]; then
 	say "Docker Hub answers: base images are pulled from it"
 else
 	for suite in $SEED_SUITES; do
-		if curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' \
+		# (an image or, once an arm64 image joined it, an index)
+		if curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json' \
 			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim"; then
 			say "debian:$suite-slim is in the local registry"
 			continue
@@ -265,7 +266,8 @@ else
 		SEED+=("$suite")
 	done
 	for suite in $SEED_ARM64; do
-		if curl -sf -H 'Accept: application/vnd.oci.image.index.v1+json' \
+		# an amd64 image seeded now replaces the tag: its arm64 image goes too
+		if [[ " ${SEED[*]} " != *" $suite "* ]] && curl -sf -H 'Accept: application/vnd.oci.image.index.v1+json' \
 			"http://$REGISTRY/v2/library/debian/manifests/$suite-slim" | grep -q '"architecture":"arm64"'; then
 			say "debian:$suite-slim has an arm64 image in the local registry"
 			continue
