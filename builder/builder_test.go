@@ -41,6 +41,28 @@ func TestTrackerCountsAndTail(t *testing.T) {
 	}
 }
 
+// TestTrackerTailIsTheFailedStep: when a step fails, BuildKit cancels the
+// steps of other stages running beside it; the tail is the failed step's
+// even when a canceled one has output and was reported last.
+func TestTrackerTailIsTheFailedStep(t *testing.T) {
+	tr := newTracker()
+	d := func(s string) digest.Digest { return digest.FromString(s) }
+	tr.update(&bk.SolveStatus{Vertexes: []*bk.Vertex{
+		{Digest: d("r"), Name: "[runtime 2/8] RUN check the base"},
+		{Digest: d("s"), Name: "[source 3/3] RUN tar -xzf"},
+	}})
+	tr.update(&bk.SolveStatus{Logs: []*bk.VertexLog{{Vertex: d("r"), Data: []byte("the base image is amd64, not arm64\n")}, {Vertex: d("s"), Data: []byte("+ tar -xzf /tmp/redis.tar.gz\n")}}})
+	tr.update(&bk.SolveStatus{Vertexes: []*bk.Vertex{{Digest: d("r"), Name: "[runtime 2/8] RUN check the base", Error: "exit code: 1"}}})
+	tr.update(&bk.SolveStatus{Vertexes: []*bk.Vertex{{Digest: d("s"), Name: "[source 3/3] RUN tar -xzf", Error: "exit code: 137: context canceled: context canceled"}}})
+	joined := strings.Join(tr.failureTail(errors.New("solve failed")), "\n")
+	if !strings.Contains(joined, "not arm64") || strings.Contains(joined, "tar -xzf /tmp") {
+		t.Errorf("tail is not the failed step's:\n%s", joined)
+	}
+	if name, _ := tr.failedStep(); !strings.Contains(name, "runtime 2/8") {
+		t.Errorf("failed step %q", name)
+	}
+}
+
 // TestTrackerStatus: the live line of a solve counts the Dockerfile steps
 // done and cached of those known, and names the one running.
 func TestTrackerStatus(t *testing.T) {

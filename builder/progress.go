@@ -178,9 +178,18 @@ func (t *tracker) failureTail(err error) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []string
+	// The step that failed, not one BuildKit canceled because of it (a
+	// step of another stage running beside it has output of its own);
+	// a canceled step with output only when no step failed of itself.
+	pick := -1
+	for i := len(t.order) - 1; i >= 0 && pick < 0; i-- {
+		if s := t.v[t.order[i]]; s.err != "" && !strings.Contains(s.err, "context canceled") {
+			pick = i
+		}
+	}
 	for i := len(t.order) - 1; i >= 0; i-- {
 		s := t.v[t.order[i]]
-		if s.err == "" || strings.Contains(s.err, "context canceled") && len(s.log) == 0 {
+		if pick >= 0 && i != pick || s.err == "" || strings.Contains(s.err, "context canceled") && len(s.log) == 0 {
 			continue
 		}
 		lines := append([]string(nil), s.log...)

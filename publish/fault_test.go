@@ -162,7 +162,10 @@ func TestPublishRegistryFaults(t *testing.T) {
 			run := writeFixture(t, vs, cfgs)
 			opts := testOptions(proxy.addr(), src)
 			opts.Repo = "fault-test-" + randomHex(4) + "/redis"
-			opts.RequestTimeout = time.Second
+			// long enough that no request but the hung one times out on a
+			// loaded machine (-race, stolen CPU): the second attempt must
+			// reach the hung manifest PUT for the retry to be seen
+			opts.RequestTimeout = 3 * time.Second
 			opts.Attempts = 2
 			start := time.Now()
 			pub, err := Publish(context.Background(), run, opts)
