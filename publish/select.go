@@ -380,13 +380,13 @@ func fmtNum(n rank.Num) string {
 	return strconv.FormatFloat(float64(n), 'f', 4, 64)
 }
 
-// meta is what goes into labels and annotations for one image.
-func meta(run *results.Run, rk *rank.Ranking, st rank.Standings, c candidate, rep verify.Report, sums map[string]string, tiedWith []string) map[string]string {
-	v, e := c.v, c.entry
+// identityMeta is what every published image's labels and annotations
+// say of what it is: the build's OCI labels (created, source, revision)
+// kept as annotations too, its name, ID and spec, its Redis, the run.
+func identityMeta(run *results.Run, v variants.Variant, b builder.Result) map[string]string {
 	m := map[string]string{}
-	// Keep the build's OCI labels (created, source, revision) as annotations too.
 	for _, k := range []string{KeyOCICreated, KeyOCISource, KeyOCIRevision} {
-		if x := c.build.Labels[k]; x != "" {
+		if x := b.Labels[k]; x != "" {
 			m[k] = x
 		}
 	}
@@ -396,6 +396,13 @@ func meta(run *results.Run, rk *rank.Ranking, st rank.Standings, c candidate, re
 	m[KeySpec] = string(spec)
 	m[KeyRedisVersion] = v.Redis
 	m[KeyRun] = filepath.Base(run.Dir)
+	return m
+}
+
+// meta is what goes into labels and annotations for one image.
+func meta(run *results.Run, rk *rank.Ranking, st rank.Standings, c candidate, rep verify.Report, sums map[string]string, tiedWith []string) map[string]string {
+	v, e := c.v, c.entry
+	m := identityMeta(run, v, c.build)
 	m[KeyRuntime] = st.Runtime
 	if len(rk.CPUModels) > 0 {
 		m[KeyCPU] = strings.Join(rk.CPUModels, "; ")

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -75,18 +74,7 @@ func twinsOf(run *results.Run, c candidate, builds map[string]results.Build, rep
 // twinMeta is a twin's labels and annotations: its own identity and
 // verification, the image it is the twin of, and no scores of its own.
 func twinMeta(run *results.Run, c candidate, v variants.Variant, b builder.Result, rep verify.Report) map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{KeyOCICreated, KeyOCISource, KeyOCIRevision} {
-		if x := b.Labels[k]; x != "" {
-			m[k] = x
-		}
-	}
-	spec, _ := json.Marshal(withoutPos(v))
-	m[KeyName] = v.Name
-	m[KeyID] = v.ID
-	m[KeySpec] = string(spec)
-	m[KeyRedisVersion] = v.Redis
-	m[KeyRun] = filepath.Base(run.Dir)
+	m := identityMeta(run, v, b)
 	m[KeyTwinOf] = c.v.Name
 	m[KeyVerifyStatus] = rep.Status
 	m[KeyVerify] = rep.Summary()
