@@ -12,15 +12,18 @@ type (
 	DrawScore    = results.DrawScore    // one layout draw's own score
 )
 
-// anova is the one-way random-effects analysis of a pair's replicate
-// values by layout draw, after the slot effect.
+// anova is the analysis of a pair's replicate values by layout draw,
+// after the slot effect: the draw-level estimate the intervals use, and
+// the one-way random-effects analysis the Layout draws section reports.
 type anova struct {
 	draws    int     // distinct draws (0: the values are of one binary)
-	se, df   float64 // the nested SE of the mean and its df, where the draws differ measurably
-	nested   bool    // se, df are the nested ones (MS between > MS within)
+	mean     float64 // the mean of the draws' means (each draw weighs alike)
+	se, df   float64 // the draw-level SE of mean and its df (draws - 1)
+	nested   bool    // mean, se, df are the draw-level ones (two draws or more)
+	layout   float64 // the layout draws' part of se² (Estimate.LayoutVar)
 	msb, msw float64
 	dfb, dfw int
-	sigmaL2  float64         // between-draw variance, truncated at 0
+	sigmaL2  float64         // between-draw variance, truncated at 0 (reported only)
 	n, n0, c float64         // replicates; the effective replicates a draw; sum(n_i^2)/n^2
 	ids      []int           // the draws, in order
 	means    map[int]float64 // each draw's mean (slot effect removed)
@@ -29,14 +32,23 @@ type anova struct {
 
 // layoutANOVA analyses values v (replicate i on draw draws[i], swapped
 // when its image was in slot B) whose crossover mean is m with slot effect
-// side (removed when balanced). With two draws or more, the mean's
-// variance is sigma_L^2 * sum(n_i^2)/n^2 + sigma_e^2/n (draws random);
-// where MS between exceeds MS within, se and df are that (method of
-// moments, Satterthwaite's df); where it does not, no between-draw
-// variance is measurable and the crossover SE stands (nested false).
+// side (removed when balanced).
+//
+// With two draws or more the estimate is taken at the highest random
+// level, the draw: each draw's mean (slot effect removed) is one value,
+// the estimate is their mean, its SE their sd over the square root of
+// their number, on draws − 1 df. Draw means vary by the layout's variance
+// plus their own replicates' noise over their number, whatever either is,
+// so this is exact under normality with equal replicates a draw and
+// needs no subtraction of mean squares: its df never falls below what
+// the design gives (L − 1), it is a continuous function of the data, and
+// it is this pair's own, so another spec's noise cannot move it (issue
+// 52: a layout variance pooled across specs whose noise differed 3x gave
+// the quietest spec Satterthwaite df below 1 near a zero estimate).
+// The mean squares are kept for the report's F test and layout sd.
 func layoutANOVA(v []float64, swapped []bool, draws []int, m, side float64, bal bool) anova {
 	a := anova{means: map[int]float64{}, counts: map[int]int{}}
-	if len(draws) != len(v) || len(v) < 3 {
+	if len(draws) != len(v) || len(v) < 2 {
 		return a
 	}
 	sums := map[int]float64{}
@@ -66,6 +78,21 @@ func layoutANOVA(v []float64, swapped []bool, draws []int, m, side float64, bal 
 		a.draws = 0
 		return a
 	}
+	L := float64(a.draws)
+	dm := make([]float64, 0, a.draws)
+	inv := 0.0 // sum over the draws of 1/n_i
+	for _, d := range a.ids {
+		dm = append(dm, a.means[d])
+		inv += 1 / float64(a.counts[d])
+	}
+	a.mean = mean(dm)
+	ssd := 0.0
+	for _, y := range dm {
+		ssd += (y - a.mean) * (y - a.mean)
+	}
+	se2 := ssd / (L - 1) / L
+	a.se, a.df, a.nested = math.Sqrt(se2), L-1, true
+
 	n := float64(len(v))
 	ssb, ssw, sumN2 := 0.0, 0.0, 0.0
 	for _, d := range a.ids {
@@ -88,22 +115,15 @@ func layoutANOVA(v []float64, swapped []bool, draws []int, m, side float64, bal 
 		return a
 	}
 	a.msw = ssw / float64(a.dfw)
-	n0 := (n - sumN2/n) / float64(a.dfb)
-	c := sumN2 / (n * n)
-	a.n, a.n0, a.c = n, n0, c
-	if !(a.msb > a.msw) || n0 <= 0 {
-		return a
+	// The layout's part of se²: what is left of it after the replicates'
+	// own noise (MSW times the mean of 1/n_i, over L), at least 0. Runs
+	// of the same draws share it (Merge keeps it whole); it does not
+	// change this run's interval.
+	a.layout = min(se2, max(0, se2-a.msw*inv/(L*L)))
+	a.n, a.n0, a.c = n, (n-sumN2/n)/float64(a.dfb), sumN2/(n*n)
+	if a.msb > a.msw && a.n0 > 0 {
+		a.sigmaL2 = (a.msb - a.msw) / a.n0
 	}
-	a.sigmaL2 = (a.msb - a.msw) / n0
-	cb, cw := c/n0, 1/n-c/n0
-	se2 := cb*a.msb + cw*a.msw
-	if !(se2 > 0) {
-		return a
-	}
-	a.se = math.Sqrt(se2)
-	tb, tw := cb*a.msb, cw*a.msw
-	a.df = se2 * se2 / (tb*tb/float64(a.dfb) + tw*tw/float64(a.dfw))
-	a.nested = true
 	return a
 }
 
@@ -164,102 +184,4 @@ func layoutSpread(g pairGroup, benches []Bench, conf float64) (LayoutSpread, boo
 	ls.Fastest, ls.Slowest = hi, lo
 	ls.Range = est(a.means[hi]-a.means[lo], a.msw*(1/float64(a.counts[hi])+1/float64(a.counts[lo])), a.counts[hi]+a.counts[lo])
 	return ls, true
-}
-
-// LayoutPool is the one layout variance of a runtime's build specs (results.LayoutPool).
-type LayoutPool = results.LayoutPool
-
-// poolSpec is one build spec's score in the pool: its result in the
-// analysis and the one-way analysis of its replicates by draw.
-type poolSpec struct {
-	ix        int // index of its score in pairAnalysis.results
-	a         anova
-	crossSE   float64 // the crossover SE and df, where no layout variance is measured
-	crossDF   float64
-	image, rt string
-	bench     string // "" for the score; a benchmark's results pool with that benchmark's
-}
-
-// poolLayouts gives the scores of a runtime's build specs one layout
-// variance (and each benchmark's results theirs, recorded in the results
-// only): sigma_L^2 estimated from all their draws together (method
-// of moments over the specs' mean squares, sum of dfb (MSB - MSW) over
-// sum of dfb n0), as one run effect serves every image. Each spec's
-// variance of the mean is then c sigma_L^2 + MSW/n with Satterthwaite's
-// df over every mean square it is made of. One spec with 4 draws has 3
-// df for its layout variance, and a t quantile on 3 df makes its interval
-// twice as wide as the same precision on 12 df; four specs' draws
-// together have 12. It assumes layout moves the specs alike; the report's
-// per-spec F tests and layout sd say where that is in doubt. Where the
-// pooled sigma_L^2 is not above 0, no layout variance is measurable and
-// each spec keeps its crossover SE.
-func poolLayouts(pa *pairAnalysis, specs []poolSpec, conf float64) {
-	type poolKey struct{ rt, bench string }
-	byRT := map[poolKey][]poolSpec{}
-	var keys []poolKey
-	for _, sp := range specs {
-		if sp.a.draws < 2 || math.IsNaN(sp.a.msw) || sp.a.dfw < 1 || sp.a.n0 <= 0 {
-			continue
-		}
-		k := poolKey{sp.rt, sp.bench}
-		if _, ok := byRT[k]; !ok {
-			keys = append(keys, k)
-		}
-		byRT[k] = append(byRT[k], sp)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].rt != keys[j].rt {
-			return keys[i].rt < keys[j].rt
-		}
-		return keys[i].bench < keys[j].bench
-	})
-	for _, key := range keys {
-		ss, rt := byRT[key], key.rt
-		num, den, dfb := 0.0, 0.0, 0
-		pool := LayoutPool{Runtime: rt, SigmaLayout: 0}
-		for _, sp := range ss {
-			num += float64(sp.a.dfb) * (sp.a.msb - sp.a.msw)
-			den += float64(sp.a.dfb) * sp.a.n0
-			dfb += sp.a.dfb
-			pool.Specs = append(pool.Specs, sp.image)
-		}
-		pool.DFBetween = dfb
-		s2 := num / den
-		for _, sp := range ss {
-			r := &pa.results[sp.ix]
-			e := &r.Estimate
-			if !(s2 > 0) {
-				e.SE, e.DF = Num(sp.crossSE), Num(sp.crossDF)
-				setInterval(e, conf)
-				continue
-			}
-			// V = sum_j cb_j MSB_j + sum_j cw_j MSW_j + MSW_i / n_i
-			v, q := 0.0, 0.0
-			for _, o := range ss {
-				k := sp.a.c * float64(o.a.dfb) / den
-				cw := -k
-				if o.ix == sp.ix {
-					cw += 1 / sp.a.n
-				}
-				v += k*o.a.msb + cw*o.a.msw
-				q += (k*o.a.msb)*(k*o.a.msb)/float64(o.a.dfb) + (cw*o.a.msw)*(cw*o.a.msw)/float64(o.a.dfw)
-			}
-			if !(v > 0) || !(q > 0) {
-				continue
-			}
-			e.SE, e.DF, e.LayoutVar = Num(math.Sqrt(v)), Num(v*v/q), Num(sp.a.c*s2)
-			setInterval(e, conf)
-		}
-		for _, sp := range ss {
-			if r := &pa.results[sp.ix]; r.Test != "" {
-				r.Verdict = intervalVerdict(r.Estimate) // a benchmark's verdict is its interval's
-			}
-		}
-		if s2 > 0 {
-			pool.SigmaLayout = Num(math.Sqrt(s2))
-		}
-		if key.bench == "" {
-			pa.layoutPools = append(pa.layoutPools, pool)
-		}
-	}
 }

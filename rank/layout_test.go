@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -44,15 +45,14 @@ func TestLayoutSpreadInTheInterval(t *testing.T) {
 	if r := float64(ls.Range.Ratio); math.Abs(r-math.Exp(0.04)) > 0.01 || ls.Draws[1].Name != "img.l2" {
 		t.Errorf("range %.4f, want about %.4f; draws %+v", r, math.Exp(0.04), ls.Draws)
 	}
-	// no layout effect: nothing between draws is measurable, so the
-	// crossover SE stands and the interval says it covers 4 draws
+	// no layout effect: the interval is still the draw means' (df 3), and
+	// says it covers 4 draws
 	flat := drawReps(0.05, []float64{0, 0, 0, 0}, 0.003, 2)
 	g = groupReplicates(flat)[0]
 	v, sw, ws, wsd, dr = pairValues(g, g.benches(), -1)
-	e, one = makeEstimate(v, sw, dr, ws, wsd, th.Confidence), makeEstimate(v, sw, nil, ws, wsd, th.Confidence)
-	ls, _ = layoutSpread(g, g.benches(), th.Confidence)
-	if e.Draws != 4 || (float64(ls.F) <= 1 && (e.SE != one.SE || e.DF != one.DF)) || float64(e.SE) < float64(one.SE) {
-		t.Errorf("no layout effect: SE %.5f df %.1f (crossover %.5f df %.1f), F %.2f", float64(e.SE), float64(e.DF), float64(one.SE), float64(one.DF), float64(ls.F))
+	e = makeEstimate(v, sw, dr, ws, wsd, th.Confidence)
+	if e.Draws != 4 || e.DF != 3 {
+		t.Errorf("no layout effect: SE %.5f df %.1f draws %d, want the draw means' on 3 df", float64(e.SE), float64(e.DF), e.Draws)
 	}
 	// one binary: no draws, no layout record
 	for i := range flat {
@@ -77,85 +77,263 @@ func TestFTail(t *testing.T) {
 	}
 }
 
-// TestLayoutPool: the scores of several build specs share one layout
-// variance. One spec alone gets its own nested interval back (df 3); four
-// specs with the same layout spread get about four times the df for it,
-// and each one's SE is c·σ²_L + MSW/n from the pooled σ²_L, checked here
-// against the mean squares by hand; a pool with no measurable layout
-// variance leaves every spec its crossover interval.
-func TestLayoutPool(t *testing.T) {
+// TestDrawLevelEstimate: a spec's estimate is the mean of its draws'
+// means (slot effect removed), its SE their sd over √L, on L − 1 df,
+// checked by hand, with a draw that lost replicates (unequal counts).
+func TestDrawLevelEstimate(t *testing.T) {
 	th := withDefaults(DefaultThresholds())
-	effects := [][]float64{{0.01, -0.01, 0.005, -0.005}, {-0.008, 0.012, 0, -0.004}, {0.006, -0.006, -0.01, 0.01}, {0.002, 0.009, -0.011, 0}}
+	reps := drawReps(0.03, []float64{0.004, -0.002, 0, 0.001}, 0.006, 7)
+	reps = append(reps[:5], reps[6:]...) // draw 2 loses a replicate
+	g := groupReplicates(reps)[0]
+	v, sw, ws, wsd, dr := pairValues(g, g.benches(), -1)
+	e := makeEstimate(v, sw, dr, ws, wsd, th.Confidence)
+	_, _, _, side, bal := estimate(v, sw)
+	sums, counts := map[int]float64{}, map[int]int{}
+	for i, x := range v {
+		if bal {
+			if sw[i] {
+				x += side
+			} else {
+				x -= side
+			}
+		}
+		sums[dr[i]] += x
+		counts[dr[i]]++
+	}
+	var dm []float64
+	for d := 1; d <= 4; d++ {
+		dm = append(dm, sums[d]/float64(counts[d]))
+	}
+	m := mean(dm)
+	ss := 0.0
+	for _, y := range dm {
+		ss += (y - m) * (y - m)
+	}
+	se := math.Sqrt(ss / 3 / 4)
+	if math.Abs(float64(e.LogMean)-m) > 1e-12 || math.Abs(float64(e.SE)-se) > 1e-12 || e.DF != 3 || e.Draws != 4 {
+		t.Errorf("estimate %.6f SE %.6f df %.1f draws %d, by hand %.6f SE %.6f df 3", float64(e.LogMean), float64(e.SE), float64(e.DF), e.Draws, m, se)
+	}
+	if !(float64(e.LayoutVar) >= 0) || float64(e.LayoutVar) > se*se {
+		t.Errorf("layout part %.3g of SE² %.3g", float64(e.LayoutVar), se*se)
+	}
+}
+
+// spec is a simulated build spec of a heterogeneous run: its own noise,
+// its own layout spread, replicates lost at its own rate.
+type spec struct {
+	name           string
+	truth          float64 // log ratio to the primary reference
+	noise, layout  float64 // sd of a replicate, of a draw (log)
+	draws, perDraw int
+	loss           float64 // chance a replicate is lost
+}
+
+// specReps are s's replicates against "ref": draws in turn, sides
+// balanced within each draw, each draw's own effect and each replicate's
+// noise drawn from rng (its draw effects scaled by layoutScale).
+func specReps(s spec, rng *rand.Rand, layoutScale float64) []Replicate {
+	eff := make([]float64, s.draws)
+	for i := range eff {
+		eff[i] = layoutScale * s.layout * rng.NormFloat64()
+	}
 	var reps []Replicate
-	for i, ef := range effects {
-		for _, r := range drawReps(0.02*float64(i), ef, 0.003, int64(10+i)) {
-			r.Image = string(rune('a' + i))
+	for r := 0; r < s.draws*s.perDraw; r++ {
+		d := r%s.draws + 1
+		x := s.truth + eff[d-1] + s.noise*rng.NormFloat64()
+		if rng.Float64() < s.loss {
+			continue
+		}
+		k := PairKey{Image: s.name, Runtime: "host", Base: "ref", BaseRuntime: "host"}
+		reps = append(reps, Replicate{PairKey: k, Rep: r, Swapped: (r/s.draws)%2 == 1, Draw: d, DrawImage: fmt.Sprintf("%s.l%d", s.name, d),
+			Windows: []results.Window{{Test: "SET", Pipeline: 64, LogRatio: x}, {Test: "GET", Pipeline: 64, LogRatio: x + 0.002*rng.NormFloat64()}}})
+	}
+	return reps
+}
+
+// scoreOf is the primary score of image in pa (its 95% estimate, before
+// the family's level).
+func scoreOf(t *testing.T, reps []Replicate, image string) Estimate {
+	t.Helper()
+	th := withDefaults(DefaultThresholds())
+	for _, g := range groupReplicates(reps) {
+		if g.key.Image == image {
+			v, sw, ws, wsd, dr := pairValues(g, g.benches(), -1)
+			return makeEstimate(v, sw, dr, ws, wsd, th.Confidence)
+		}
+	}
+	t.Fatalf("no pair of %s", image)
+	return Estimate{}
+}
+
+// pooledSatterthwaite is the interval this project gave a spec before
+// issue 52 (rank/layout.go's poolLayouts, kept here as the case it
+// failed on): one layout variance pooled over the specs' mean squares,
+// each spec's variance c·σ²_L + MSW/n with Satterthwaite's df over
+// coefficients of which some are negative.
+func pooledSatterthwaite(as []anova, i int) (se, df float64) {
+	num, den := 0.0, 0.0
+	for _, a := range as {
+		num += float64(a.dfb) * (a.msb - a.msw)
+		den += float64(a.dfb) * a.n0
+	}
+	if !(num/den > 0) {
+		return math.NaN(), math.NaN()
+	}
+	v, q := 0.0, 0.0
+	for j, o := range as {
+		k := as[i].c * float64(o.dfb) / den
+		cw := -k
+		if j == i {
+			cw += 1 / as[i].n
+		}
+		v += k*o.msb + cw*o.msw
+		q += (k*o.msb)*(k*o.msb)/float64(o.dfb) + (cw*o.msw)*(cw*o.msw)/float64(o.dfw)
+	}
+	return math.Sqrt(v), v * v / q
+}
+
+// TestIssue52Case rebuilds the shape of run 20261207-142326: a quiet
+// spec whose 16 replicates lie within 3% and whose four draws' means
+// agree within 1.1%, ranked beside noisier specs (noise up to 3x its
+// own) whose layout spread is near zero. The pooled analysis gave the
+// quiet spec a df below 1 (an interval of [0.717, 1.698] in the run);
+// the draw-level one gives it 3 df and an interval a few tenths of a
+// percent wide.
+func TestIssue52Case(t *testing.T) {
+	// gcc-o3-native: draw means 1.0935, 1.1020, 1.1050, 1.0990 (within 1.1%)
+	means := []float64{math.Log(1.0935), math.Log(1.1020), math.Log(1.1050), math.Log(1.0990)}
+	off := [][]float64{{-0.004, 0.003, 0.002, -0.001}, {0.006, -0.005, 0.001, -0.002}, {-0.003, 0.004, -0.002, 0.001}, {0.005, -0.001, -0.006, 0.002}}
+	var reps []Replicate
+	k := PairKey{Image: "gcc-o3-native", Runtime: "host", Base: "stock-debian", BaseRuntime: "host"}
+	for r := range 16 {
+		d := r % 4
+		x := means[d] + off[d][r/4]
+		reps = append(reps, Replicate{PairKey: k, Rep: r, Swapped: (r/4)%2 == 1, Draw: d + 1, DrawImage: fmt.Sprintf("gcc-o3-native.l%d", d+1),
+			Windows: []results.Window{{Test: "SET", Pipeline: 64, LogRatio: x}}})
+	}
+	// three noisier specs (replicate sd 0.9-1.5%), no layout spread to speak of
+	rng := rand.New(rand.NewSource(52))
+	for i, sd := range []float64{0.009, 0.012, 0.015} {
+		for _, r := range specReps(spec{name: fmt.Sprintf("noisy-%d", i), truth: 0.05, noise: sd, layout: 0.0005, draws: 4, perDraw: 4}, rng, 1) {
+			r.Base, r.BaseRuntime = "stock-debian", "host"
+			r.Windows = r.Windows[:1]
 			reps = append(reps, r)
 		}
 	}
-	one := analysePairs(reps[:12], th)
-	s := one.results[len(one.results)-1]
-	if len(one.layoutPools) != 1 || float64(s.DF) > 3.5 || s.Draws != 4 {
-		t.Fatalf("one spec: df %.1f, pools %+v", float64(s.DF), one.layoutPools)
-	}
-	pa := analysePairs(reps, th)
-	if len(pa.layoutPools) != 1 || pa.layoutPools[0].DFBetween != 12 || len(pa.layoutPools[0].Specs) != 4 || !(pa.layoutPools[0].SigmaLayout > 0.004) {
-		t.Fatalf("pool %+v", pa.layoutPools)
-	}
-	// by hand, from each spec's one-way analysis
 	var as []anova
 	for _, g := range groupReplicates(reps) {
 		v, sw, _, _, dr := pairValues(g, g.benches(), -1)
 		m, _, _, side, bal := estimate(v, sw)
 		as = append(as, layoutANOVA(v, sw, dr, m, side, bal))
 	}
-	num, den := 0.0, 0.0
-	for _, a := range as {
-		num += float64(a.dfb) * (a.msb - a.msw)
-		den += float64(a.dfb) * a.n0
+	// find a scale of the noisy specs' draws at which the pool sits just
+	// above σ̂²_L = 0, where the old df fell below 1
+	oldSE, oldDF := pooledSatterthwaite(as, 0)
+	e := scoreOf(t, reps, "gcc-o3-native")
+	lo, hi := Interval(e, 0.95)
+	t.Logf("gcc-o3-native: pooled Satterthwaite SE %.4f on %.2f df; draw-level %.4f [%.4f, %.4f] SE %.4f on %.0f df",
+		oldSE, oldDF, float64(e.Ratio), lo, hi, float64(e.SE), float64(e.DF))
+	if !(oldDF < 1) {
+		t.Errorf("the pooled analysis gave %.2f df here; the case is built to reproduce its collapse below 1", oldDF)
 	}
-	s2 := num / den
-	if math.Abs(math.Sqrt(s2)-float64(pa.layoutPools[0].SigmaLayout)) > 1e-12 {
-		t.Errorf("pooled sigma %.6f, by hand %.6f", float64(pa.layoutPools[0].SigmaLayout), math.Sqrt(s2))
+	if e.DF != 3 || !(hi/lo < 1.02) || !(lo > 1.09) || !(hi < 1.11) {
+		t.Errorf("draw-level: %.4f [%.4f, %.4f] on %.1f df, want 3 df and within [1.09, 1.11]", float64(e.Ratio), lo, hi, float64(e.DF))
 	}
-	n := 0
-	for _, r := range pa.results {
-		if r.Family != FamilyPrimary || r.Test != "" {
-			continue
+}
+
+// TestNoCollapse: over random heterogeneous runs (specs whose replicate
+// noise differs up to 3x, layout spread zero for some and not others,
+// replicates lost at each spec's own rate, 3-8 draws), through the real
+// analysis: no estimate with an interval has df below 1, a spec's df is
+// never below its draws less one, no primary half-width (at the family's
+// level) is over 50%, and each spec's 95% interval is its own nested one
+// whatever the other specs do.
+func TestNoCollapse(t *testing.T) {
+	th := withDefaults(DefaultThresholds())
+	rng := rand.New(rand.NewSource(5252))
+	for trial := range 300 {
+		var reps []Replicate
+		var specs []spec
+		for i := range 2 + rng.Intn(4) {
+			s := spec{name: fmt.Sprintf("s%d", i), truth: 0.1 * (rng.Float64() - 0.3), noise: 0.003 + 0.012*rng.Float64(),
+				draws: 3 + rng.Intn(6), perDraw: 2 + rng.Intn(3), loss: 0.15 * rng.Float64()}
+			if rng.Intn(2) == 0 {
+				s.layout = 0.015 * rng.Float64()
+			}
+			specs = append(specs, s)
+			reps = append(reps, specReps(s, rng, 1)...)
 		}
-		a := as[n]
-		n++
-		want := math.Sqrt(a.c*s2 + a.msw/a.n)
-		if math.Abs(float64(r.SE)-want) > 1e-9 || !(float64(r.DF) > 6) {
-			t.Errorf("%s: SE %.6f df %.1f, want SE %.6f on more than 6 df", r.Image, float64(r.SE), float64(r.DF), want)
+		ctl := specReps(spec{name: "ref", noise: 0.006, draws: 1, perDraw: 12}, rng, 0)
+		for i := range ctl {
+			ctl[i].Draw, ctl[i].DrawImage = 0, ""
 		}
-	}
-	if n != 4 {
-		t.Fatalf("%d scores", n)
-	}
-	// no layout variance anywhere: the crossover intervals stand
-	var flat []Replicate
-	for i := range 3 {
-		for _, r := range drawReps(0.01*float64(i), []float64{0, 0, 0, 0}, 0.003, int64(20+i)) {
-			r.Image = string(rune('a' + i))
-			flat = append(flat, r)
-		}
-	}
-	pf := analysePairs(flat, th)
-	if len(pf.layoutPools) != 1 || pf.layoutPools[0].SigmaLayout != 0 {
-		t.Fatalf("flat pool %+v: these seeds measure no layout variance", pf.layoutPools)
-	}
-	for i, g := range groupReplicates(flat) {
-		v, sw, _, _, _ := pairValues(g, g.benches(), -1)
-		_, se, df, _, _ := estimate(v, sw)
-		var r PairResult
-		for _, x := range pf.results {
-			if x.Image == g.key.Image && x.Test == "" {
-				r = x
+		reps = append(reps, ctl...)
+		pa := analysePairs(reps, th)
+		for _, r := range pa.results {
+			if r.Lo.IsNaN() {
+				continue
+			}
+			if !(float64(r.DF) >= 1) {
+				t.Fatalf("trial %d: %s %s: df %.3f", trial, r.Image, r.Test, float64(r.DF))
+			}
+			if r.Draws >= 2 && float64(r.DF) < float64(r.Draws-1) {
+				t.Fatalf("trial %d: %s %s: df %.2f below its %d draws less one", trial, r.Image, r.Test, float64(r.DF), r.Draws)
+			}
+			// a spec left with two draws (all of a third lost) has 1 df:
+			// its width is honest, not bounded
+			if r.Family == FamilyPrimary && r.Draws != 2 && r.HalfWidth() > 0.5 {
+				t.Fatalf("trial %d: %s: half-width ±%.1f%% on %.2f df", trial, r.Image, 100*r.HalfWidth(), float64(r.DF))
 			}
 		}
-		if float64(r.SE) != se || float64(r.DF) != df {
-			t.Errorf("spec %d: SE %.6f df %.1f, want the crossover %.6f df %.1f", i, float64(r.SE), float64(r.DF), se, df)
+		// each spec's 95% interval alone, and with the others' noise
+		// and layout tripled (their pooled σ̂²_L moved across zero)
+		for _, s := range specs {
+			own := specReps(s, rand.New(rand.NewSource(int64(trial))), 1)
+			if len(own) < 3 {
+				continue
+			}
+			alone := scoreOf(t, own, s.name)
+			with := own
+			for _, o := range specs {
+				if o.name != s.name {
+					o.noise *= 3
+					with = append(with, specReps(o, rng, 3)...)
+				}
+			}
+			pw := analysePairs(with, th)
+			for _, r := range pw.results {
+				if r.Image != s.name || r.Test != "" {
+					continue
+				}
+				l0, h0 := Interval(alone, 0.95)
+				l1, h1 := Interval(r.Estimate, 0.95)
+				if w0, w1 := math.Log(h0/l0), math.Log(h1/l1); !math.IsNaN(w0) && math.Abs(w1-w0) > 0.1*w0 {
+					t.Fatalf("trial %d: %s's 95%% width %.4f alone, %.4f beside other specs", trial, s.name, w0, w1)
+				}
+			}
 		}
+	}
+}
+
+// TestIntervalContinuous: a spec's interval moves continuously as its
+// layout spread goes to zero and past where its draws' means vary less
+// than their replicates explain (where the pooled analysis switched
+// method): over a fine grid of the layout scale, no step changes the
+// width by more than 10%.
+func TestIntervalContinuous(t *testing.T) {
+	s := spec{name: "s", truth: 0.04, noise: 0.006, layout: 0.006, draws: 4, perDraw: 3}
+	prev := math.NaN()
+	for step := 0; step <= 400; step++ {
+		scale := 1 - float64(step)/400
+		e := scoreOf(t, specReps(s, rand.New(rand.NewSource(9)), scale), "s")
+		lo, hi := Interval(e, 0.95)
+		w := math.Log(hi / lo)
+		if !(w > 0) || !(e.DF == 3) {
+			t.Fatalf("scale %.4f: width %.5f df %.1f", scale, w, float64(e.DF))
+		}
+		if !math.IsNaN(prev) && math.Abs(w-prev) > 0.1*prev {
+			t.Fatalf("scale %.4f: width jumps from %.5f to %.5f", scale, prev, w)
+		}
+		prev = w
 	}
 }

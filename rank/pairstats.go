@@ -65,20 +65,17 @@ func estimate(v []float64, swapped []bool) (m, se, df, side float64, balanced bo
 // independent units (a replicate's windows share its pair of servers).
 //
 // Replicates of an image whose build spec ran as several layout draws
-// (draws: each value's draw, 0 for one binary) get the nested standard
-// error (drawsEstimate): the interval then covers the spec's draws, not
-// one binary.
+// (draws: each value's draw, 0 for one binary) get the draw-level
+// estimate (layoutANOVA): the interval then covers the spec's draws, not
+// one binary, on draws − 1 df.
 func makeEstimate(v []float64, swapped []bool, draws []int, windows []float64, wsd float64, conf float64) Estimate {
 	m, se, df, side, bal := estimate(v, swapped)
-	nd := 0
-	if a := layoutANOVA(v, swapped, draws, m, side, bal); a.draws >= 2 {
-		nd = a.draws
-		if a.nested {
-			se, df = a.se, a.df
-		}
+	nd, lay := 0, 0.0
+	if a := layoutANOVA(v, swapped, draws, m, side, bal); a.nested {
+		nd, m, se, df, lay = a.draws, a.mean, a.se, a.df, a.layout
 	}
 	e := Estimate{LogMean: Num(m), SE: Num(se), DF: Num(df), Replicates: len(v), Windows: len(windows),
-		Balanced: bal, SideEffect: Num(side), WindowSD: Num(wsd), Confidence: conf, Draws: nd,
+		Balanced: bal, SideEffect: Num(side), WindowSD: Num(wsd), Confidence: conf, Draws: nd, LayoutVar: Num(lay),
 		Ratio: Num(math.Exp(m)), Lo: nan, Hi: nan, P: nan, SignRankP: Num(SignedRankP(v))}
 	setInterval(&e, conf)
 	return e
@@ -219,15 +216,14 @@ func (g pairGroup) saturation(b *Bench) (sat, steal float64) {
 
 // pairAnalysis is the analysis of every replicate of a run.
 type pairAnalysis struct {
-	results     []PairResult
-	controls    []Control
-	resolution  Resolution
-	halfWidth   map[PairKey]float64 // each primary pair's simultaneous half-width over the family
-	family      *family             // the ranking family (family.go)
-	warnings    []Warning
-	runtimes    []string       // runtimes with image pairs, sorted
-	layouts     []LayoutSpread // primary pairs whose replicates ran on several layout draws
-	layoutPools []LayoutPool   // the layout variance each runtime's specs share (poolLayouts)
+	results    []PairResult
+	controls   []Control
+	resolution Resolution
+	halfWidth  map[PairKey]float64 // each primary pair's simultaneous half-width over the family
+	family     *family             // the ranking family (family.go)
+	warnings   []Warning
+	runtimes   []string       // runtimes with image pairs, sorted
+	layouts    []LayoutSpread // primary pairs whose replicates ran on several layout draws
 }
 
 func groupReplicates(reps []Replicate) []pairGroup {
@@ -293,7 +289,6 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 	groups := groupReplicates(reps)
 	rts := map[string]bool{}
 	var primIdx []int
-	var specs []poolSpec
 	for _, g := range groups {
 		kind := g.key.Kind()
 		benches := g.benches()
@@ -311,11 +306,6 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 			r := PairResult{PairKey: g.key, Kind: kind, Test: b.Test, Pipeline: b.Pipeline, Family: fam, Benchmarks: 1,
 				Estimate: makeEstimate(v, sw, dr, ws, wsd, th.Confidence), PAdj: nan, SplitZ: nan, Saturation: sat, Steal: steal}
 			r.Verdict = intervalVerdict(r.Estimate)
-			if kind == KindImage {
-				m, se, df, side, bal := estimate(v, sw)
-				specs = append(specs, poolSpec{ix: len(pa.results), a: layoutANOVA(v, sw, dr, m, side, bal), crossSE: se, crossDF: df,
-					image: g.key.Image, rt: g.key.Runtime, bench: b.String()})
-			}
 			pa.results = append(pa.results, r)
 		}
 		v, sw, ws, wsd, dr := pairValues(g, benches, -1)
@@ -346,16 +336,12 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 			if ls, ok := layoutSpread(g, benches, th.Confidence); ok {
 				pa.layouts = append(pa.layouts, ls)
 			}
-			m, se, df, side, bal := estimate(v, sw)
-			specs = append(specs, poolSpec{ix: len(pa.results), a: layoutANOVA(v, sw, dr, m, side, bal), crossSE: se, crossDF: df,
-				image: g.key.Image, rt: g.key.Runtime})
 		}
 		if !r.Balanced && r.Replicates >= 2 {
 			pa.warnings = append(pa.warnings, Warning{Kind: WarnUnbalanced, Subject: g.key.String(), Message: fmt.Sprintf("sides not balanced (%d replicates): the slot bias is not removed from this estimate", r.Replicates)})
 		}
 		pa.results = append(pa.results, r)
 	}
-	poolLayouts(&pa, specs, th.Confidence)
 	// The family (family.go): every pair of a runtime's ranked entries,
 	// Holm-corrected together. An entry's verdict against the primary
 	// reference is its pair with the primary reference in that family,

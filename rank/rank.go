@@ -76,7 +76,7 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 	}
 	r.Method = MethodPairs
 	r.Pairs, r.Controls, r.Resolution = pa.results, nonNilControls(pa.controls), pa.resolution
-	r.Layouts, r.LayoutPools = pa.layouts, pa.layoutPools
+	r.Layouts = pa.layouts
 	r.Contrasts = contrasts(&pa, th.Contrasts, th.Confidence)
 	r.Warnings = collapseStandalone(r.Warnings)
 	r.Warnings = append(r.Warnings, pa.warnings...)

@@ -510,16 +510,7 @@ func layoutSection(r rank.Ranking) string {
 	}
 	var b strings.Builder
 	b.WriteString("## Layout draws\n\n")
-	b.WriteString("Each of these build specs was built as several layout draws: the same objects linked in other orders, so the code is the same and only its placement differs (verify's layout check proves it for each draw). The replicates of its pair with the primary reference ran on the draws in turn, so its interval in the ranking covers the build spec's layout, not one binary; where the draws differ measurably (mean square between draws above the mean square within) the interval is the nested one. Draw 1 carries the spec's name: it is the image the suite ran on and the one publish pushes. The fastest-over-slowest ratio picks its two draws after the fact, so its uncorrected interval overstates its precision; the F test is the test that layout moves this image at all.\n\n")
-	for _, p := range r.LayoutPools {
-		if p.SigmaLayout > 0 {
-			fmt.Fprintf(&b, "Under `%s` the ranking's intervals take one layout variance for its %d build specs (%s): layout sd %.2f%%, estimated from all their draws together (%d df between draws, where one spec alone has its draws less one), as one run effect serves every image. It assumes layout moves these specs alike; the per-spec rows below show where it may not.\n\n",
-				p.Runtime, len(p.Specs), strings.Join(p.Specs, ", "), 100*float64(p.SigmaLayout), p.DFBetween)
-		} else {
-			fmt.Fprintf(&b, "Under `%s` no layout variance was measurable over the %d build specs' draws together (%d df between draws): their intervals are the crossover ones, still over the draws the replicates ran.\n\n",
-				p.Runtime, len(p.Specs), p.DFBetween)
-		}
-	}
+	b.WriteString("Each of these build specs was built as several layout draws: the same objects linked in other orders, so the code is the same and only its placement differs (verify's layout check proves it for each draw). The replicates of its pair with the primary reference ran on the draws in turn, so its interval in the ranking covers the build spec's layout, not one binary: it is taken at the level of the draws (each draw's mean one value, on draws − 1 df), which holds whatever layout and each spec's own noise are. Draw 1 carries the spec's name: it is the image the suite ran on and the one publish pushes. The fastest-over-slowest ratio picks its two draws after the fact, so its uncorrected interval overstates its precision; the F test is the test that layout moves this image at all.\n\n")
 	b.WriteString("| Image | runtime | draws | layout sd | share of a replicate's variance | F (p) | fastest / slowest [95% CI] | draw 1 (published) [95% CI] |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range r.Layouts {
 		var first string

@@ -305,11 +305,8 @@ type Ranking struct {
 	Contrasts []PairResult `json:"contrasts,omitempty"`
 	// Layouts is the layout spread of every image whose build spec ran as
 	// several draws, per ranked runtime.
-	Layouts []LayoutSpread `json:"layouts,omitempty"`
-	// LayoutPools is the layout variance each ranked runtime's build
-	// specs share in their intervals (one per runtime with drawn specs).
-	LayoutPools []LayoutPool `json:"layout_pools,omitempty"`
-	Resolution  Resolution   `json:"resolution"`
+	Layouts    []LayoutSpread `json:"layouts,omitempty"`
+	Resolution Resolution     `json:"resolution"`
 	// SplitHalfMaxZ is the largest |z| between odd- and even-window
 	// estimates (odd- and even-numbered replicates where a replicate has
 	// one window per benchmark) over the primary family and the controls.
@@ -491,24 +488,12 @@ type Estimate struct {
 	// replicates ran: above 1 the SE is the nested one (draws random, so
 	// the interval covers the build spec); 0 or 1 it covers one binary.
 	Draws int `json:"draws,omitempty"`
-	// LayoutVar is the part of SE² that is the layout draws' (the pooled
-	// layout variance times the draws' weight, rank's poolLayouts): runs
-	// of the same draws share that error, so merging runs does not shrink
-	// it. 0 for one binary, or where no layout variance was measured.
+	// LayoutVar is the part of SE² that is the layout draws' (what the
+	// draw means' spread leaves after their replicates' own noise, at
+	// least 0): runs of the same draws share that error, so merging runs
+	// does not shrink it. 0 for one binary, or where the draws' means
+	// vary no more than their replicates explain.
 	LayoutVar Num `json:"layout_var,omitempty"`
-}
-
-// LayoutPool is the one layout variance the scores of a runtime's build
-// specs share: estimated from all their draws together (DFBetween: the
-// draws less one, summed over the specs), so that each spec's interval
-// stands on that many df for its layout part instead of its own draws
-// less one. SigmaLayout is 0 where no layout variance was measurable
-// (the specs then keep their crossover intervals).
-type LayoutPool struct {
-	Runtime     string   `json:"runtime"`
-	Specs       []string `json:"specs"`
-	SigmaLayout Num      `json:"sigma_layout"`
-	DFBetween   int      `json:"df_between"`
 }
 
 // LayoutSpread is how much code layout moves one image's score against
