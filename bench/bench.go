@@ -762,7 +762,7 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 		}
 		im, draw := s.byName[sl.key.Image].Draw(turn)
 		rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: s.seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: s.cpuModel,
-			ImageID: im.ImageID, BaseID: s.byName[sl.key.Base].ImageID}
+			ImageID: im.ImageID, BaseID: s.byName[sl.key.Base].ImageID, Added: sl.extension}
 		if draw > 0 {
 			rep.Draw, rep.DrawImage = draw, im.Name
 		}

@@ -26,9 +26,10 @@ const WarnBiasRisk = "bias-risk"
 
 // losses counts, per pair, the benchmark measurements its replicates
 // planned and lost (a benchmark lost from a replicate, or every
-// benchmark a given-up replicate did not finish; stand-ins count as
-// planned too), and the planned replicates that neither came out
-// complete nor have a complete stand-in (short).
+// benchmark a given-up replicate did not finish; stand-ins and the
+// extension's replicates count as measurements planned too), and the
+// planned replicates (neither stand-ins nor added by the extension) that
+// neither came out complete nor have a complete stand-in (short).
 type losses struct {
 	planned, lost int
 	reps, short   int // planned replicates (not stand-ins), and those short
@@ -66,10 +67,12 @@ func countLosses(reps []Replicate) (map[PairKey]losses, int) {
 		} else {
 			l.lost += len(r.Lost)
 		}
-		if r.Replaces == nil {
+		if r.Replaces == nil && !r.Added {
 			l.reps++
 		}
-		if r.Complete(benches) {
+		// an added replicate was never planned: complete, it makes up
+		// for no planned one
+		if r.Complete(benches) && !r.Added {
 			complete[r.PairKey]++
 		}
 		out[r.PairKey] = l

@@ -115,7 +115,7 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 	for _, c := range cmps {
 		a, b := logs[key{c.img, c.rt}], logs[key{c.img, c.base}]
 		lc := results.LatencyComparison{Image: c.img, Runtime: c.rt, Base: c.base, Q: latencyQuantiles[c.q].name,
-			Ratio: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN()), P: Num(math.NaN()), Verdict: Tie}
+			Ratio: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN()), P: Num(math.NaN()), Verdict: NotTested}
 		if a != nil && b != nil {
 			ma, sa, da := meanSE(a[c.q])
 			mb, sb, db := meanSE(b[c.q])
@@ -125,6 +125,7 @@ func Latency(plan results.LatencyPlan, trials []LatencyTrial, confidence float64
 				df := math.Pow(sa*sa+sb*sb, 2) / (math.Pow(sa, 4)/da + math.Pow(sb, 4)/db)
 				h := studentQuantile(1-(1-level)/2, df) * se
 				lc.Ratio, lc.Lo, lc.Hi = Num(math.Exp(d)), Num(math.Exp(d-h)), Num(math.Exp(d+h))
+				lc.Verdict = Tie
 				if se > 0 {
 					lc.P = Num(math.Min(1, float64(m)*studentP(d/se, df)))
 				}

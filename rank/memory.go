@@ -78,9 +78,10 @@ func memoryRanking(trials []MemoryTrial, primary string, alpha float64) *MemoryR
 			e.Ratio, e.Lo, e.Hi, e.Verdict = 1, 1, 1, Self
 			continue
 		}
-		e.Ratio, e.Lo, e.Hi, e.Verdict = results.Num(math.NaN()), results.Num(math.NaN()), results.Num(math.NaN()), Tie
+		e.Ratio, e.Lo, e.Hi, e.Verdict = results.Num(math.NaN()), results.Num(math.NaN()), results.Num(math.NaN()), NotTested
 		if d, lo, hi, ok := welchLog(logRSS[n], base, mr.Confidence); ok {
 			e.Ratio, e.Lo, e.Hi = results.Num(math.Exp(d)), results.Num(math.Exp(lo)), results.Num(math.Exp(hi))
+			e.Verdict = Tie
 			switch {
 			case math.IsNaN(lo):
 				e.Verdict = results.MemoryNoSpread

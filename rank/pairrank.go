@@ -79,6 +79,9 @@ func pairStandings(pa *pairAnalysis, refs []string, th Thresholds) []Standings {
 				}
 				s.Score, s.Lo, s.Hi, s.P, s.PAdj, s.Derived = d.Ratio, d.Lo, d.Hi, d.P, Num(fp.pAdj), fp.derived
 				s.Verdict = Tie
+				if d.Lo.IsNaN() {
+					s.Verdict = NotTested
+				}
 				if f.separated(fp) {
 					s.Verdict = Slower
 					if d.LogMean > 0 {
@@ -104,13 +107,13 @@ func pairStandings(pa *pairAnalysis, refs []string, th Thresholds) []Standings {
 func disagreements(pa *pairAnalysis, cs []Comparison) []Warning {
 	var w []Warning
 	for _, c := range cs {
-		if c.Verdict == Tie {
+		if !Decided(c.Verdict) {
 			continue
 		}
 		b := Bench{Test: c.Test, Pipeline: c.Pipeline}
 		for _, r := range pa.results {
 			if r.Kind != KindImage || r.Runtime != c.Runtime || r.Image != c.Image || r.Base != c.Reference ||
-				r.Test != b.Test || r.Pipeline != b.Pipeline || r.Verdict == Tie || r.Verdict == c.Verdict {
+				r.Test != b.Test || r.Pipeline != b.Pipeline || !Decided(r.Verdict) || r.Verdict == c.Verdict {
 				continue
 			}
 			w = append(w, Warning{Kind: WarnDisagree, Subject: fmt.Sprintf("%s/%s/%s", c.Image, c.Runtime, b), Message: fmt.Sprintf("standalone trials say %s (%.3f) but the co-scheduled pairs say %s (%.3f): the standalone figure is the noisier one and does not decide the ranking",

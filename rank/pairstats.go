@@ -378,6 +378,9 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 		r.P = p
 		r.PAdj = Num(fp.pAdj)
 		r.Verdict = Tie
+		if d.Lo.IsNaN() {
+			r.Verdict = NotTested
+		}
 		if pa.family.separated(fp) {
 			if r.LogMean > 0 {
 				r.Verdict = Faster
@@ -419,7 +422,7 @@ func bonferroniHalfWidth(e Estimate, conf float64, m int) float64 {
 func intervalVerdict(e Estimate) string {
 	switch {
 	case e.Lo.IsNaN() || e.Hi.IsNaN():
-		return Tie
+		return NotTested
 	case e.Lo > 1:
 		return Faster
 	case e.Hi < 1:

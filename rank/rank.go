@@ -59,6 +59,9 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 		if rep.Replaces != nil {
 			r.StandIns++
 		}
+		if rep.Added {
+			r.Added++
+		}
 	}
 	r.Answer = Answer{Given: len(r.Standings) > 0}
 	if !r.Answer.Given {

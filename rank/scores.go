@@ -120,7 +120,7 @@ func (d *dataset) standings(boot map[Cell][]float64) []Standings {
 				if im == ref {
 					s.Verdict = Self
 				} else if n == 0 {
-					s.Verdict = Tie
+					s.Verdict = NotTested
 				}
 				if ref == prim {
 					e.Score, e.Lo, e.Hi = Num(sc), Num(lo), Num(hi)

@@ -147,7 +147,7 @@ func compare(x, y *cellData, conf float64) (ratio, lo, hi, achieved float64, mw 
 func verdict(lo, hi float64) string {
 	switch {
 	case math.IsNaN(lo) || math.IsNaN(hi):
-		return Tie
+		return NotTested
 	case lo > 1:
 		return Faster
 	case hi < 1:
@@ -342,7 +342,7 @@ func (d *dataset) powerWarnings(cs []Comparison) []Warning {
 
 // holmVerdicts Holm-adjusts the p-values of one family of comparisons and
 // gives each its verdict from its interval: a tie when the interval
-// includes 1, or when there were too few trials for one (short). fields
+// includes 1; not tested when there were too few trials for one (short). fields
 // returns a comparison's p, short, interval, and where its adjusted p and
 // verdict go.
 func holmVerdicts[T any](family []T, fields func(*T) (p float64, short bool, lo, hi float64, padj *float64, verdict *string)) {
@@ -352,7 +352,7 @@ func holmVerdicts[T any](family []T, fields func(*T) (p float64, short bool, lo,
 	}
 	for i, adj := range Holm(ps) {
 		_, short, lo, hi, padj, v := fields(&family[i])
-		*padj, *v = adj, Tie
+		*padj, *v = adj, NotTested
 		if !short {
 			*v = verdict(lo, hi)
 		}

@@ -16,7 +16,14 @@ const (
 	Slower = "slower"
 	Tie    = "tie"
 	Self   = "reference" // an image compared with itself
+	// NotTested: the comparison has no interval (one trial, or no
+	// spread measured), so nothing was tested: not a tie, no verdict
+	NotTested = "not tested"
 )
+
+// Decided says whether verdict v is a finding (faster or slower), not a
+// tie, a comparison that was not tested, or the reference itself.
+func Decided(v string) bool { return v == Faster || v == Slower }
 
 // Axis is one runtime axis (results.Axis).
 type Axis = results.Axis

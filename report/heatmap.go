@@ -116,7 +116,7 @@ func heat(r rank.Ranking, st rank.Standings) heatMap {
 // heatStyle colours a ratio: green for faster, red for slower, deeper
 // the further from 1 (full depth at 1.5× or 1/1.5×); a tie is grey.
 func heatStyle(ratio float64, verdict string) template.CSS {
-	if verdict == rank.Tie || verdict == "" || ratio <= 0 {
+	if !rank.Decided(verdict) || ratio <= 0 {
 		return "background:#eef0f2;color:#424a53"
 	}
 	t := math.Min(math.Abs(math.Log(ratio))/math.Log(1.5), 1)

@@ -286,7 +286,7 @@ func verdictClass(v string) string {
 		return "v-faster"
 	case rank.Slower:
 		return "v-slower"
-	case rank.Tie:
+	case rank.Tie, rank.NotTested:
 		return "v-tie"
 	}
 	return ""

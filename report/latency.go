@@ -53,7 +53,7 @@ func latencySection(r rank.Ranking) string {
 		b.WriteString("| image | runtime | percentile | ratio [interval] | p adj | verdict |\n|---|---|---|---|---:|---|\n")
 		for _, c := range l.Comparisons {
 			v := c.Verdict
-			if v != rank.Tie {
+			if v != rank.Tie && v != rank.NotTested {
 				v = "**" + v + "**"
 			}
 			fmt.Fprintf(&b, "| `%s` | `%s` / `%s` | %s | %s | %s | %s |\n", c.Image, c.Runtime, c.Base, c.Q,

@@ -194,7 +194,11 @@ type Replicate struct {
 	// in for (it lost a benchmark or was given up); nil for a planned
 	// replicate. A stand-in measures every benchmark on a fresh pair, at
 	// the end of the schedule, with its sides as the one it replaces.
-	Replaces *int   `json:"replaces,omitempty"`
+	Replaces *int `json:"replaces,omitempty"`
+	// Added marks a replicate the bench's extension added after the
+	// planned design: it was never promised, so one that comes out short
+	// is not a shortfall and gets no stand-in.
+	Added    bool   `json:"added,omitempty"`
 	CPUModel string `json:"cpu_model,omitempty"`
 	// Draw is the layout draw of the image side (1..L) when the image's
 	// build spec has L > 1 draws, and DrawImage that draw's own name (the

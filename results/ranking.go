@@ -321,7 +321,10 @@ type Ranking struct {
 	Measured int `json:"measured_replicates"`
 	// StandIns is how many of them stand in for a short replicate
 	// (Replicate.Replaces).
-	StandIns  int      `json:"stand_ins"`
+	StandIns int `json:"stand_ins"`
+	// Added is how many of them the extension added after the planned
+	// design (Replicate.Added); the rest, less the stand-ins, were planned.
+	Added     int      `json:"added_replicates"`
 	Trials    int      `json:"trials"`   // standalone trials given
 	Excluded  int      `json:"excluded"` // trials left out (no valid ops/s)
 	CPUModels []string `json:"cpu_models,omitempty"`
