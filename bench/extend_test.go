@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -168,5 +169,38 @@ func TestPairsExtendTowardTarget(t *testing.T) {
 	}
 	if x := sum2.Extension; x == nil || x.Stopped != StopTime || x.Added != 0 || sum2.Replicates != 4 {
 		t.Fatalf("no time: %+v, %d replicates", x, sum2.Replicates)
+	}
+}
+
+// TestBalancedSides: a pair's sides are swapped in exactly half of its
+// replicates and, where its image is several layout draws, in half of
+// each draw's (an odd draw's extra replicate alternating), whatever the
+// seed.
+func TestBalancedSides(t *testing.T) {
+	for seed := int64(0); seed < 50; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		for _, c := range []struct{ n, L int }{{12, 6}, {12, 4}, {12, 1}, {10, 4}, {16, 6}, {8, 8}} {
+			sw := balancedSides(c.n, c.L, rng)
+			total := 0
+			per := map[int][2]int{}
+			for r, s := range sw {
+				p := per[r%c.L]
+				if s {
+					total++
+					p[1]++
+				} else {
+					p[0]++
+				}
+				per[r%c.L] = p
+			}
+			if total != c.n/2 {
+				t.Fatalf("n %d L %d seed %d: %d swapped, want %d", c.n, c.L, seed, total, c.n/2)
+			}
+			for d, p := range per {
+				if p[0]-p[1] > 1 || p[1]-p[0] > 1 {
+					t.Fatalf("n %d L %d seed %d: draw %d has %d unswapped and %d swapped", c.n, c.L, seed, d, p[0], p[1])
+				}
+			}
+		}
 	}
 }

@@ -85,15 +85,18 @@ func maxStandIns(planned int) int { return max(2, planned) }
 // runtime, each image against primary and primary against itself (the
 // A/A control); then primary under each other runtime against primary
 // under the first (the runtime axes). Within each pair, the sides are
-// swapped in exactly half of the replicates, which half drawn from rng.
+// swapped in exactly half of the replicates, which half drawn from rng;
+// where the image is several layout draws (replicate r runs draw r mod
+// L), in half of each draw's replicates as far as their number allows,
+// so that each draw's mean is free of the slot bias on its own.
 func planPairs(images []Image, rts []variants.Runtime, prof variants.Profile, primary string, rng *rand.Rand) []pairSlot {
 	var out []pairSlot
+	draws := map[string]int{}
+	for _, im := range images {
+		draws[im.Name] = 1 + len(im.Draws)
+	}
 	add := func(k rank.PairKey, n int, imageRef bool) {
-		sw := make([]bool, n)
-		for i := n / 2; i < n; i++ {
-			sw[i] = true
-		}
-		rng.Shuffle(n, func(i, j int) { sw[i], sw[j] = sw[j], sw[i] })
+		sw := balancedSides(n, max(draws[k.Image], 1), rng)
 		for r := 0; r < n; r++ {
 			out = append(out, pairSlot{key: k, rep: r, swapped: sw[r], imageRef: imageRef})
 		}
@@ -120,6 +123,37 @@ func planPairs(images []Image, rts []variants.Runtime, prof variants.Profile, pr
 		}
 	}
 	return out
+}
+
+// balancedSides are the sides of n replicates of a pair whose image has
+// L layout draws (replicate r on draw r mod L): within each draw's
+// replicates half swapped, which half drawn from rng; a draw with an odd
+// number gets its extra replicate swapped or not in turn, so that
+// exactly n/2 of all are swapped (n even).
+func balancedSides(n, L int, rng *rand.Rand) []bool {
+	sw := make([]bool, n)
+	odd := 0
+	for c := 0; c < L && c < n; c++ {
+		var idx []int
+		for r := c; r < n; r += L {
+			idx = append(idx, r)
+		}
+		m := len(idx)
+		k := m / 2
+		if m%2 == 1 {
+			k += odd
+			odd ^= 1
+		}
+		side := make([]bool, m)
+		for i := 0; i < k; i++ {
+			side[i] = true
+		}
+		rng.Shuffle(m, func(i, j int) { side[i], side[j] = side[j], side[i] })
+		for i, r := range idx {
+			sw[r] = side[i]
+		}
+	}
+	return sw
 }
 
 // FairAxis says whether the same image under runtimes a and b can be

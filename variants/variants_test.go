@@ -237,13 +237,13 @@ func TestDefaultFile(t *testing.T) {
 	for _, v := range p.All() {
 		if v.DrawOf == "" {
 			names = append(names, v.Name)
-		} else if v.Layouts != 4 || v.Layout < 2 {
-			t.Errorf("%s: draw %d of %d, want 2..4 of 4", v.Name, v.Layout, v.Layouts)
+		} else if v.Layouts != 6 || v.Layout < 2 {
+			t.Errorf("%s: draw %d of %d, want 2..6 of 6", v.Name, v.Layout, v.Layouts)
 		}
 	}
-	// every tuned build spec is 4 layout draws; references are fixed binaries
-	if n := len(p.All()); n != 3+4*4 {
-		t.Errorf("%d entries, want 3 references and 4 specs of 4 draws", n)
+	// every tuned build spec is 6 layout draws; references are fixed binaries
+	if n := len(p.All()); n != 3+4*6 {
+		t.Errorf("%d entries, want 3 references and 4 specs of 6 draws", n)
 	}
 	want := "stock-debian official official-alpine gcc-o3-native gcc-o3-native-mimalloc clang16-o3-lto clang16-o3-lto-pgo"
 	if got := strings.Join(names, " "); got != want {
@@ -445,7 +445,7 @@ func TestSelect(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, err := p.Select(nil)
-	if err != nil || len(all) != 3+4*4 {
+	if err != nil || len(all) != 3+4*6 { // 3 references, 4 tuned specs of 6 layout draws
 		t.Fatalf("Select(nil) = %d, %v", len(all), err)
 	}
 	got, err := p.Select([]string{"official", "gcc-*", "gcc-o3-native"})
@@ -457,7 +457,7 @@ func TestSelect(t *testing.T) {
 		names = append(names, v.Name)
 	}
 	// a glob matches the layout draws' names too
-	if s := strings.Join(names, " "); s != "official gcc-o3-native gcc-o3-native.l2 gcc-o3-native.l3 gcc-o3-native.l4 gcc-o3-native-mimalloc gcc-o3-native-mimalloc.l2 gcc-o3-native-mimalloc.l3 gcc-o3-native-mimalloc.l4" {
+	if s := strings.Join(names, " "); s != "official gcc-o3-native gcc-o3-native.l2 gcc-o3-native.l3 gcc-o3-native.l4 gcc-o3-native.l5 gcc-o3-native.l6 gcc-o3-native-mimalloc gcc-o3-native-mimalloc.l2 gcc-o3-native-mimalloc.l3 gcc-o3-native-mimalloc.l4 gcc-o3-native-mimalloc.l5 gcc-o3-native-mimalloc.l6" {
 		t.Errorf("Select = %s", s)
 	}
 	_, err = p.Select([]string{"gcc-o3-nativ", "nope"})

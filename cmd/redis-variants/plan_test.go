@@ -27,7 +27,7 @@ func TestPlanTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, errs)
 	}
-	for _, want := range []string{"NAME", "stock-debian", "official", "gcc-o3-native-mimalloc", "clang16-o3-lto-pgo", "clang16-o3-lto", "official-alpine", "musl", "3 references, 4 variants (16 images with their layout draws)"} {
+	for _, want := range []string{"NAME", "stock-debian", "official", "gcc-o3-native-mimalloc", "clang16-o3-lto-pgo", "clang16-o3-lto", "official-alpine", "musl", "3 references, 4 variants (24 images with their layout draws)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -52,8 +52,8 @@ func planJSON(t *testing.T, file string) variants.Plan {
 }
 
 func TestPlanJSON(t *testing.T) {
-	// The default file: 4 specs of 4 layout draws each, draws after their spec.
-	if p := planJSON(t, "../../variants.yaml"); len(p.Variants) != 16 || len(p.References) != 3 || p.Variants[0].ID == "" || p.Variants[0].Layouts != 4 || p.Variants[15].DrawOf != "clang16-o3-lto-pgo" || p.Variants[12].PGO == nil || p.Variants[8].PGO != nil {
+	// The default file: 4 specs of 6 layout draws each, draws after their spec.
+	if p := planJSON(t, "../../variants.yaml"); len(p.Variants) != 24 || len(p.References) != 3 || p.Variants[0].ID == "" || p.Variants[0].Layouts != 6 || p.Variants[23].DrawOf != "clang16-o3-lto-pgo" || p.Variants[18].PGO == nil || p.Variants[12].PGO != nil {
 		t.Errorf("plan = %+v", p)
 	}
 	// The PGO file's training defaults come from its quick profile.
