@@ -466,6 +466,7 @@ type simTally struct {
 	resolution                         []float64
 	layoutShare                        []float64
 	noAnswer                           int       // campaigns whose ranking gives no answer
+	shipWrong, shipRight               int       // the decision settled on an entry not truly the fastest (tied with it included); on the true fastest
 	minDF                              float64   // the fewest df of any estimate with an interval
 	widest                             []float64 // each campaign's widest primary half-width
 }
@@ -495,6 +496,19 @@ func (a *simTally) add(t testing.TB, rk *rank.Ranking, sum Summary, truth, spec 
 		}
 	}
 	a.widest = append(a.widest, widest)
+	if d, ok := rk.Decision("host"); ok && d.Settled {
+		best := true
+		for n, tr := range truth {
+			if n != d.Leader && !(truth[d.Leader]-tr > 1e-9) {
+				best = false
+			}
+		}
+		if best {
+			a.shipRight++
+		} else {
+			a.shipWrong++
+		}
+	}
 	const conf = 0.95
 	cover := func(c *[2]int, e rank.Estimate, tr float64, level float64) {
 		lo, hi := rank.Interval(e, level)
@@ -592,11 +606,11 @@ func (a *simTally) add(t testing.TB, rk *rank.Ranking, sum Summary, truth, spec 
 
 func (a *simTally) row(name string) string {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
-	return fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f (%.1f stand-ins, %.1f added) | ±%.2f%% | %s | %.2f | ±%.2f%% |",
+	return fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f (%.1f stand-ins, %.1f added) | ±%.2f%% | %s | %.2f | ±%.2f%% | %s | %s |",
 		name, a.campaigns, pct(a.cov(a.score)), pct(a.cov(a.scoreSpec)), pct(a.cov(a.perTest)), pct(a.cov(a.control)),
 		pct(a.frac(a.simultaneous)), pct(a.frac(a.familyErrors)), pct(a.frac(a.specErrors)), pct(a.frac(a.plus1Found)), pct(a.frac(a.twinTie)), pct(a.frac(a.aaAlarm)),
 		float64(a.replicates)/float64(a.campaigns), float64(a.standIns)/float64(a.campaigns), float64(a.extension)/float64(a.campaigns),
-		100*median(a.resolution), pct(a.frac(a.noAnswer)), a.minDF, 100*maxOf(a.widest))
+		100*median(a.resolution), pct(a.frac(a.noAnswer)), a.minDF, 100*maxOf(a.widest), pct(a.frac(a.shipRight)), pct(a.frac(a.shipWrong)))
 }
 
 func maxOf(x []float64) float64 {
@@ -609,7 +623,7 @@ func maxOf(x []float64) float64 {
 	return m
 }
 
-const simHeader = "| model | campaigns | score 95% covers the run's truth | covers the spec | per-test 95% | A/A 95% | family simultaneous | family error in the run | about the specs | +1% found | identical specs tied | A/A p<.05 | replicates a campaign | median resolution | no answer | fewest df | widest half-width |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"
+const simHeader = "| model | campaigns | score 95% covers the run's truth | covers the spec | per-test 95% | A/A 95% | family simultaneous | family error in the run | about the specs | +1% found | identical specs tied | A/A p<.05 | replicates a campaign | median resolution | no answer | fewest df | widest half-width | ship the true fastest | ship another |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
 
 func median(x []float64) float64 {
 	s := append([]float64(nil), x...)
@@ -740,6 +754,11 @@ func (a *simTally) check(t *testing.T, nz simNoise) {
 	if nz.name == "measured" && a.frac(a.plus1Found) < simPowerFloor {
 		t.Errorf("%s: a true 1%% faster build spec found in %.1f%% of campaigns, want ≥ %.0f%% (the issue's 80%% is out of the quick profile's reach)", nz.name, 100*a.frac(a.plus1Found), 100*simPowerFloor)
 	}
+	// the decision's claim "ship X" is wrong (X not strictly the fastest
+	// in the run) in at most 5% of campaigns, less the band
+	if band := simBand(0.05, a.campaigns); a.frac(a.shipWrong) > 0.05+band {
+		t.Errorf("%s: the decision settled on an entry that is not the fastest in %.1f%% of campaigns, want ≤ %.1f%%", nz.name, 100*a.frac(a.shipWrong), 100*(0.05+band))
+	}
 	if a.badPrint > 0 {
 		t.Errorf("%s: %d printed intervals disagree with their verdicts", nz.name, a.badPrint)
 	}
@@ -841,4 +860,60 @@ func TestSimulatedRunSeries(t *testing.T) {
 		}
 	})
 	t.Logf("merged series (three quick campaigns of the same builds, rank.Merge):\n| model | series | merged 95%% covers the binaries | covers the spec | identical specs tied | +1%% found | run effect tau (median) |\n|---|---|---:|---:|---:|---:|---:|\n%s", strings.Join(rows, "\n"))
+}
+
+// TestSimulatedDecision runs the decision's two questions through the
+// real bench and rank stage, under the measured noise and the
+// heterogeneous one: with two identical specs at the top ("tied
+// leaders"), "ship X" must be claimed in at most 5% of campaigns (less
+// the simulation's band); with one spec a true 2% ahead of the next
+// ("2% lead"), how often it is settled as the fastest is the power,
+// reported (the quick profile's design finds it in about half the runs
+// here; the issue asks 90%, see the closing note).
+// SIM_CAMPAIGNS=1000 go test -run TestSimulatedDecision -v ./bench
+func TestSimulatedDecision(t *testing.T) {
+	prof, _, _, root := simSetup(t)
+	n := simCampaigns(t, 150)
+	sets := []struct {
+		name string
+		top  [3]float64 // twin-a, twin-b, big
+	}{
+		{"tied leaders", [3]float64{1.071, 1.071, 1.05}},
+		{"2% lead", [3]float64{1.05, 1.05, 1.071}},
+	}
+	var rows []string
+	for _, set := range sets {
+		es := simEntries()
+		for i := range es {
+			switch es[i].name {
+			case "twin-a":
+				es[i].truth = set.top[0]
+			case "twin-b":
+				es[i].truth = set.top[1]
+			case "big":
+				es[i].truth = set.top[2]
+			}
+		}
+		entries := map[string]simEntry{}
+		for _, e := range es {
+			entries[e.name] = e
+		}
+		for mi, nz := range []simNoise{measuredSim(), heterogeneousSim()} {
+			var a simTally
+			r := rand.New(rand.NewPCG(uint64(5200+mi), uint64(len(set.name))))
+			for k := range n {
+				seed := uint64(52+mi)<<32 | uint64(k)
+				m := &simMeter{nz: nz, entries: entries, build: newSimBuild(r, nz, es), run: newSimRun(r, nz, es, seed)}
+				rk, sum := simCampaign(t, root, prof, es, m, int64(seed)+1)
+				truth, spec := simTruths(es, nz, m.run)
+				a.add(t, rk, sum, truth, spec)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %.1f%% | %.1f%% | %.1f%% | ±%.2f%% |", set.name, nz.name, a.campaigns,
+				100*a.frac(a.shipRight), 100*a.frac(a.shipWrong), 100*a.frac(a.noAnswer), 100*median(a.resolution)))
+			if band := simBand(0.05, a.campaigns); a.frac(a.shipWrong) > 0.05+band {
+				t.Errorf("%s, %s: \"ship\" an entry that is not the fastest in %.1f%% of campaigns, want ≤ %.1f%%", set.name, nz.name, 100*a.frac(a.shipWrong), 100*(0.05+band))
+			}
+		}
+	}
+	t.Logf("the decision (%d layout draws a spec, %d campaigns a row):\n| campaigns | noise | n | \"ship\" the true fastest | \"ship\" another | no answer | the ranking's median resolution |\n|---|---|---:|---:|---:|---:|---:|\n%s", simDraws, n, strings.Join(rows, "\n"))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/redis-variants/redis-variants/results"
 )
@@ -161,16 +162,39 @@ func answer(r *Ranking, pa *pairAnalysis, reps []Replicate, th Thresholds) Answe
 		why(fmt.Sprintf("%d of the %d planned replicates have no complete stand-in (%d of the %d benchmark measurements made, %d benchmarks a replicate, were lost)", short, planned, lost, measured, nb),
 			"see why in bench.json (lost_tests, failed_replicates); more than 10% short leaves the estimates to the replicates that happened to work")
 	}
+	// The precision asked of the run is the decision's (decide), not the
+	// full ranking's, whose family of every pair is wider by design. A
+	// settled decision is an answer however wide its bounds (every one
+	// is above 1); an unsettled one is an answer when its ties are tight:
+	// the half-widths of the rivals the leader is tied with (their
+	// median) within the profile's resolution. A tie at ±5% says nothing.
 	if th.Resolution > 0 && prim > 0 {
-		m := float64(r.Resolution.Median)
-		switch {
-		case math.IsNaN(m):
-			why(fmt.Sprintf("the primary family has no interval (too few replicates), so its precision cannot reach the profile's ±%.2f%%", 100*th.Resolution),
+		if len(r.Decisions) == 0 {
+			why(fmt.Sprintf("no entry could be compared with the others (too few replicates), so the decision's precision cannot reach the profile's ±%.2f%%", 100*th.Resolution),
 				"more replicates (replicates: in the profile)")
-		case m > th.Resolution:
-			need := math.Ceil(float64(r.Replicates) * (m / th.Resolution) * (m / th.Resolution))
-			why(fmt.Sprintf("the primary family's intervals are ±%.2f%% wide (median over %d images), wider than the profile's stated ±%.2f%%", 100*m, r.Resolution.N, 100*th.Resolution),
-				fmt.Sprintf("about %.0f replicates in all instead of %d (the width falls as one over the square root of the replicates), or a profile with a wider resolution", need, r.Replicates))
+		}
+		for _, d := range r.Decisions {
+			if d.Settled {
+				continue
+			}
+			var tied []float64
+			for _, p := range d.Rivals {
+				if !p.Separated {
+					tied = append(tied, float64(p.HalfWidth))
+				}
+			}
+			m := math.NaN()
+			if sort.Float64s(tied); len(tied) > 0 && !math.IsNaN(tied[len(tied)-1]) {
+				m = quantileSorted(tied, 0.5)
+			}
+			switch {
+			case math.IsNaN(m):
+				why(fmt.Sprintf("under %s the leader %s has no bound against the others (too few replicates), so the decision's precision cannot reach the profile's ±%.2f%%", d.Runtime, d.Leader, 100*th.Resolution),
+					"more replicates (replicates: in the profile)")
+			case m > th.Resolution:
+				why(fmt.Sprintf("under %s the leader %s is tied with %s, and the decision's bounds against them are ±%.2f%% wide (median over %d), wider than the profile's stated ±%.2f%%: the data cannot say whether they differ", d.Runtime, d.Leader, strings.Join(d.Tied(), ", "), 100*m, len(tied), 100*th.Resolution),
+					"more layout draws a spec (layouts:; a spec's interval stands on its draws less one df) or more replicates, or a profile with a wider resolution")
+			}
 		}
 	}
 	a.Given = len(a.Why) == 0

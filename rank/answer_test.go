@@ -46,10 +46,22 @@ func TestAnswer(t *testing.T) {
 	}
 	reason(reps, th, "A/A control under host has 2 replicate(s)")
 
-	// Intervals wider than a resolution of ±0.1%.
+	// A leader tied with its rivals at bounds wider than a resolution of
+	// ±0.1%: no answer. The same resolution with a leader settled as the
+	// fastest (every bound above 1): an answer, however wide its bounds.
 	tight := th
 	tight.Resolution = 0.001
-	reason(campaign(r, measuredNoise(), d, truth, names), tight, "wider than the profile's stated ±0.10%")
+	flat := map[string]float64{"stock": 1, "fast": 1, "same": 1}
+	rk0 := reason(campaign(r, measuredNoise(), d, flat, names), tight, "wider than the profile's stated ±0.10%")
+	if dd, ok := rk0.Decision("host"); !ok || dd.Settled || len(dd.Tied()) == 0 {
+		t.Errorf("three equal entries: decision %+v, want unsettled with ties", dd)
+	}
+	for range 5 {
+		rk := Rank(nil, campaign(r, measuredNoise(), d, truth, names), tight)
+		if dd, ok := rk.Decision("host"); ok && dd.Settled && !rk.Answer.Given {
+			t.Errorf("a settled decision (%s) gave no answer: %v", dd.Leader, rk.Answer.Why)
+		}
+	}
 
 	// "fast" loses GET in every replicate, the control nothing: more than
 	// a tenth lost, and fast is a bias risk.

@@ -108,8 +108,6 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 		r.Warnings = append(r.Warnings, Warning{Kind: WarnPairFailures, Subject: "", Message: fmt.Sprintf("%d replicate(s) were given up (their servers would not start); their images are ranked on the replicates that finished", failed)})
 	}
 	r.Warnings = append(r.Warnings, biasWarnings(reps)...)
-	r.Answer = answer(&r, &pa, reps, th)
-	// Runtimes ranked by pairs replace their standalone standings.
 	refs := d.refs
 	for _, rep := range reps {
 		if rep.ImageReference && !contains(refs, rep.Image) {
@@ -119,6 +117,15 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 			refs = append(refs, rep.Base)
 		}
 	}
+	tuned := map[string]bool{}
+	for _, im := range imagesOf(reps) {
+		if !contains(refs, im) {
+			tuned[im] = true
+		}
+	}
+	r.Decisions = decide(pa.family, tuned, th)
+	r.Answer = answer(&r, &pa, reps, th)
+	// Runtimes ranked by pairs replace their standalone standings.
 	ps := pairStandings(&pa, refs, th)
 	byRT := map[string]Standings{}
 	for _, s := range ps {

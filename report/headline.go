@@ -51,6 +51,9 @@ func Headline(r rank.Ranking) string {
 		case !separated(best, st.Primary):
 			first = fmt.Sprintf("Under `%s`, no image is separated from the primary reference `%s`; the best estimate is `%s`", st.Runtime, st.Primary, best.Image)
 		}
+		if d, ok := r.Decision(st.Runtime); ok && r.Answer.Given && st.Method == rank.MethodPairs && !d.Settled && d.Leader == best.Image {
+			first = fmt.Sprintf("Under `%s`, the fastest is **`%s`** or %s (tied: the data cannot tell which); `%s` has the best estimate", st.Runtime, best.Image, joinAnd(quoted(d.Tied())), best.Image)
+		}
 		var vs []string
 		for _, s := range best.Versus {
 			if s.Verdict == rank.Self {
@@ -68,8 +71,13 @@ func Headline(r rank.Ranking) string {
 			} else if len(st.Entries) > 1 {
 				sent = append(sent, "Every image is separated from the next.")
 			}
-		} else if s := tieSentence(st); s != "" {
-			sent = append(sent, s)
+		} else {
+			if d, ok := r.Decision(st.Runtime); ok {
+				sent = append(sent, decisionSentence(d))
+			}
+			if s := tieSentence(st); s != "" {
+				sent = append(sent, s)
+			}
 		}
 		if c, ok := controls[st.Runtime]; ok {
 			verdict := "a tie, as it must be"
@@ -165,9 +173,9 @@ func tieSentence(st rank.Standings) string {
 			sep++
 		}
 	}
-	s := fmt.Sprintf("`%s` is separated from every other entry", best.Image)
+	s := fmt.Sprintf("In the full ranking (every pair at once), `%s` is separated from every other entry", best.Image)
 	if len(first) > 0 {
-		s = fmt.Sprintf("`%s` (rank %s) is not separated from %s: any of them may be the fastest", best.Image, rankText(best.Rank, best.RankHi), joinAnd(first))
+		s = fmt.Sprintf("In the full ranking (every pair at once), `%s` (rank %s) is not separated from %s", best.Image, rankText(best.Rank, best.RankHi), joinAnd(first))
 	}
 	if len(st.Pairs) > 0 {
 		s += fmt.Sprintf("; %d of the %d pairs are separated", sep, len(st.Pairs))
@@ -331,4 +339,31 @@ func coverSentence(r rank.Ranking) string {
 		return "These intervals are within this run and for one binary per image: another run, or another build of the same flags, can land outside them."
 	}
 	return "These intervals are within this run and " + coverClaim(r) + ": another run can land outside them."
+}
+
+// decisionSentence says what the decision (rank's decide) found: the
+// leader settled as the fastest, with its closest rival's bound, or the
+// rivals it is tied with.
+func decisionSentence(d rank.Decision) string {
+	k := len(d.Rivals) + 1
+	how := fmt.Sprintf("one-sided bounds of `%s` over each of the %d other entries, each at %.2f%%, so that a wrong \"fastest\" comes out in at most %.0f%% of runs", d.Leader, k-1, 100*d.Level, 100*d.Alpha)
+	if d.Settled {
+		c := d.Rivals[0]
+		for _, r := range d.Rivals {
+			if r.Lo < c.Lo {
+				c = r
+			}
+		}
+		return fmt.Sprintf("The decision: `%s` is the fastest entry (%s); its closest rival is `%s`, %s× [≥ %s].", d.Leader, how, c.Image, num(float64(c.Ratio)), num(float64(c.Lo)))
+	}
+	return fmt.Sprintf("The decision (%s) does not separate `%s` from %s: any of them may be the fastest.", how, d.Leader, joinAnd(quoted(d.Tied())))
+}
+
+// quoted is each name in backquotes.
+func quoted(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "`" + x + "`"
+	}
+	return out
 }

@@ -287,6 +287,9 @@ type Ranking struct {
 	Runtimes    []string      `json:"runtimes"`
 	Benches     []Bench       `json:"benches"`
 	Standings   []Standings   `json:"standings"`
+	// Decisions answer the quick profile's question, per ranked runtime:
+	// which entry to ship (rank's decide).
+	Decisions []Decision `json:"decisions,omitempty"`
 	Cells       []CellSummary `json:"cells"`
 	Comparisons []Comparison  `json:"comparisons"`
 	Axes        []AxisEffect  `json:"axes"`
@@ -648,4 +651,56 @@ type LatencyComparison struct {
 	Hi      Num    `json:"hi"`
 	P       Num    `json:"p"`
 	Verdict string `json:"verdict"` // lower, higher, tie
+}
+
+// Decision is the answer to "which entry is fastest" under one runtime:
+// the entry with the best estimate (the leader) compared one-sided with
+// every other entry, Bonferroni over those comparisons (Hsu's multiple
+// comparisons with the best): the leader is Settled as the fastest when
+// every comparison's lower bound is above 1, and with probability at least
+// 1 − Alpha no entry that is not the fastest (one tied with the fastest
+// included) is ever settled as it. Rivals not separated from the leader
+// may be the fastest: the decision names them as tied with it.
+type Decision struct {
+	Runtime string         `json:"runtime"`
+	Leader  string         `json:"leader"`
+	Alpha   float64        `json:"alpha"`
+	Level   float64        `json:"level"` // each one-sided bound's confidence, 1 − Alpha/(entries − 1)
+	Settled bool           `json:"settled"`
+	Rivals  []DecisionPair `json:"rivals"`    // every other entry, closest first
+	Median  Num            `json:"median_hw"` // the median of the rivals' half-widths: the decision's resolution
+}
+
+// DecisionPair is the leader against one other entry: the ratio
+// leader/entry, its one-sided lower bound and the half-width
+// (exp(t·SE) − 1) the bound sits below the ratio.
+type DecisionPair struct {
+	Image     string `json:"image"`
+	Reference bool   `json:"reference,omitempty"`
+	Ratio     Num    `json:"ratio"`
+	Lo        Num    `json:"lo"`
+	HalfWidth Num    `json:"half_width"`
+	DF        Num    `json:"df"`
+	Separated bool   `json:"separated"` // Lo > 1: the leader is faster than this entry
+}
+
+// Tied are the rivals not separated from the leader.
+func (d Decision) Tied() []string {
+	var out []string
+	for _, r := range d.Rivals {
+		if !r.Separated {
+			out = append(out, r.Image)
+		}
+	}
+	return out
+}
+
+// Decision returns the decision under rt.
+func (r *Ranking) Decision(rt string) (Decision, bool) {
+	for _, d := range r.Decisions {
+		if d.Runtime == rt {
+			return d, true
+		}
+	}
+	return Decision{}, false
 }
