@@ -281,15 +281,15 @@ type Warning struct {
 
 // Ranking is the whole result, JSON-serialisable.
 type Ranking struct {
-	Thresholds  Thresholds    `json:"thresholds"`
-	References  []string      `json:"references"` // the primary reference first, then by name
-	Images      []string      `json:"images"`     // every image, references first, then by name
-	Runtimes    []string      `json:"runtimes"`
-	Benches     []Bench       `json:"benches"`
-	Standings   []Standings   `json:"standings"`
+	Thresholds Thresholds  `json:"thresholds"`
+	References []string    `json:"references"` // the primary reference first, then by name
+	Images     []string    `json:"images"`     // every image, references first, then by name
+	Runtimes   []string    `json:"runtimes"`
+	Benches    []Bench     `json:"benches"`
+	Standings  []Standings `json:"standings"`
 	// Decisions answer the quick profile's question, per ranked runtime:
 	// which entry to ship (rank's decide).
-	Decisions []Decision `json:"decisions,omitempty"`
+	Decisions   []Decision    `json:"decisions,omitempty"`
 	Cells       []CellSummary `json:"cells"`
 	Comparisons []Comparison  `json:"comparisons"`
 	Axes        []AxisEffect  `json:"axes"`
