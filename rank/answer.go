@@ -165,9 +165,12 @@ func answer(r *Ranking, pa *pairAnalysis, reps []Replicate, th Thresholds) Answe
 	// The precision asked of the run is the decision's (decide), not the
 	// full ranking's, whose family of every pair is wider by design. A
 	// settled decision is an answer however wide its bounds (every one
-	// is above 1); an unsettled one is an answer when its ties are tight:
-	// the half-widths of the rivals the leader is tied with (their
-	// median) within the profile's resolution. A tie at ±5% says nothing.
+	// is above 1); an unsettled one is an answer when the decision's
+	// resolution, the median half-width of the leader's bounds against
+	// every other entry, is within the profile's: the run measured to
+	// that precision, and the headline names the rivals it could not
+	// separate from the leader (one of them may have measured far worse:
+	// its own bound says how much).
 	if th.Resolution > 0 && prim > 0 {
 		if len(r.Decisions) == 0 {
 			why(fmt.Sprintf("no entry could be compared with the others (too few replicates), so the decision's precision cannot reach the profile's ±%.2f%%", 100*th.Resolution),
@@ -177,22 +180,13 @@ func answer(r *Ranking, pa *pairAnalysis, reps []Replicate, th Thresholds) Answe
 			if d.Settled {
 				continue
 			}
-			var tied []float64
-			for _, p := range d.Rivals {
-				if !p.Separated {
-					tied = append(tied, float64(p.HalfWidth))
-				}
-			}
-			m := math.NaN()
-			if sort.Float64s(tied); len(tied) > 0 && !math.IsNaN(tied[len(tied)-1]) {
-				m = quantileSorted(tied, 0.5)
-			}
+			m := float64(d.Median)
 			switch {
 			case math.IsNaN(m):
 				why(fmt.Sprintf("under %s the leader %s has no bound against the others (too few replicates), so the decision's precision cannot reach the profile's ±%.2f%%", d.Runtime, d.Leader, 100*th.Resolution),
 					"more replicates (replicates: in the profile)")
 			case m > th.Resolution:
-				why(fmt.Sprintf("under %s the leader %s is tied with %s, and the decision's bounds against them are ±%.2f%% wide (median over %d), wider than the profile's stated ±%.2f%%: the data cannot say whether they differ", d.Runtime, d.Leader, strings.Join(d.Tied(), ", "), 100*m, len(tied), 100*th.Resolution),
+				why(fmt.Sprintf("under %s the leader %s is tied with %s, and the decision's bounds against every other entry are ±%.2f%% wide (median over %d), wider than the profile's stated ±%.2f%%: the data cannot say whether they differ", d.Runtime, d.Leader, strings.Join(d.Tied(), ", "), 100*m, len(d.Rivals), 100*th.Resolution),
 					"more layout draws a spec (layouts:; a spec's interval stands on its draws less one df) or more replicates, or a profile with a wider resolution")
 			}
 		}

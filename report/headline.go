@@ -356,7 +356,13 @@ func decisionSentence(d rank.Decision) string {
 		}
 		return fmt.Sprintf("The decision: `%s` is the fastest entry (%s); its closest rival is `%s`, %s× [≥ %s].", d.Leader, how, c.Image, num(float64(c.Ratio)), num(float64(c.Lo)))
 	}
-	return fmt.Sprintf("The decision (%s) does not separate `%s` from %s: any of them may be the fastest.", how, d.Leader, joinAnd(quoted(d.Tied())))
+	var tied []string
+	for _, r := range d.Rivals {
+		if !r.Separated {
+			tied = append(tied, fmt.Sprintf("`%s` (%s× [≥ %s], ±%.2f%%)", r.Image, num(float64(r.Ratio)), num(float64(r.Lo)), 100*float64(r.HalfWidth)))
+		}
+	}
+	return fmt.Sprintf("The decision (%s) does not separate `%s` from %s: any of them may be the fastest.", how, d.Leader, joinAnd(tied))
 }
 
 // quoted is each name in backquotes.
