@@ -117,11 +117,22 @@ func ratioChart(class, aria string, rows []barRow, left, width int, oneLabel str
 	if len(rows) == 0 {
 		return ""
 	}
-	lo, hi := 1.0, 1.0
+	// The axis covers 1 and every ratio, and the intervals as far as
+	// the ratios' own span (at least 0.05) beyond them: an interval that
+	// reaches further is cut at the axis with an arrow, so one wide
+	// interval cannot shrink every other to a dot.
+	rlo, rhi := 1.0, 1.0
 	for _, r := range rows {
-		for _, v := range []float64{r.ratio, r.lo, r.hi} {
+		if !math.IsNaN(r.ratio) {
+			rlo, rhi = math.Min(rlo, r.ratio), math.Max(rhi, r.ratio)
+		}
+	}
+	reach := math.Max(rhi-rlo, 0.05)
+	lo, hi := rlo, rhi
+	for _, r := range rows {
+		for _, v := range []float64{r.lo, r.hi} {
 			if !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
+				lo, hi = math.Min(lo, math.Max(v, rlo-reach)), math.Max(hi, math.Min(v, rhi+reach))
 			}
 		}
 	}
@@ -146,7 +157,19 @@ func ratioChart(class, aria string, rows []barRow, left, width int, oneLabel str
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="16" class="bar %s"><title>%s</title></rect>`, x0, y+4, math.Max(x1-x0, 1), r.class, html.EscapeString(r.title))
 		if !math.IsNaN(r.lo) && r.hi > r.lo {
 			yl := float64(y) + 12
-			fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" class="err"/>`, x(r.lo), yl, x(r.hi), x(r.lo), yl-5, yl+5, x(r.hi), yl-5, yl+5)
+			el, eh := math.Max(r.lo, lo), math.Min(r.hi, hi)
+			fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1f" class="err"/>`, x(el), yl, x(eh))
+			for _, end := range []struct {
+				v   float64
+				cut bool
+				dir float64
+			}{{el, el > r.lo, -1}, {eh, eh < r.hi, 1}} {
+				if end.cut { // an arrowhead: the interval goes on past the axis
+					fmt.Fprintf(&b, `<path d="M%.1f %.1fL%.1f %.1fL%.1f %.1f" class="err cut"/>`, x(end.v)-end.dir*6, yl-5, x(end.v), yl, x(end.v)-end.dir*6, yl+5)
+				} else {
+					fmt.Fprintf(&b, `<path d="M%.1f %.1fV%.1f" class="err"/>`, x(end.v), yl-5, yl+5)
+				}
+			}
 		}
 	}
 	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="one"/>`, x(1), x(1), top-6, h-24)
