@@ -182,7 +182,7 @@ func collapseStandalone(ws []Warning) []Warning {
 	msg := map[string]string{
 		WarnFewTrials:    "%d standalone cell(s) have fewer trials than an interval of their median needs: their absolute figures are single measurements",
 		WarnHighSpread:   "%d standalone cell(s) vary by more than the CV threshold: their absolute figures are noisy",
-		WarnUnderpowered: "%d group(s) of standalone comparisons cannot reach significance with so few trials: they are ties whatever the data (the ranking comes from the pairs)",
+		WarnUnderpowered: "%d group(s) of standalone comparisons cannot reach significance with so few trials: none can come out faster or slower whatever the data, and those without an interval are not tested (the ranking comes from the pairs)",
 	}
 	for _, k := range []string{WarnFewTrials, WarnHighSpread, WarnUnderpowered} {
 		if count[k] > 0 {

@@ -336,7 +336,7 @@ func (d *dataset) powerWarnings(cs []Comparison) []Warning {
 	for need < 100 && MinP(need, need)*m >= d.th.Alpha {
 		need++
 	}
-	return []Warning{{Kind: WarnUnderpowered, Subject: "comparisons", Message: fmt.Sprintf("%d of %d per-benchmark comparisons cannot reach p < %.2g after Holm correction over %d comparisons with so few trials (smallest n = %d): they are reported as ties whatever the data; about %d trials per cell are needed (scores pool the benchmarks and need fewer)",
+	return []Warning{{Kind: WarnUnderpowered, Subject: "comparisons", Message: fmt.Sprintf("%d of %d per-benchmark comparisons cannot reach p < %.2g after Holm correction over %d comparisons with so few trials (smallest n = %d): no verdict of theirs can be faster or slower whatever the data (those without an interval at the family's level are not tested); about %d trials per cell are needed (scores pool the benchmarks and need fewer)",
 		under, len(cs), d.th.Alpha, len(cs), minN, need)}}
 }
 

@@ -91,8 +91,17 @@ func Headline(r rank.Ranking) string {
 	}
 	b.WriteString(memoryHeadline(r.Memory))
 	if r.Method == rank.MethodPairs && !r.Resolution.Median.IsNaN() {
-		line := fmt.Sprintf("Resolution: this run tells a ratio from 1 when it differs by more than ±%.2f%% (median over %d images; widest ±%.2f%%)",
+		line := fmt.Sprintf("Resolution: the full ranking tells a ratio from 1 when it differs by more than ±%.2f%% (median over %d images; widest ±%.2f%%)",
 			100*float64(r.Resolution.Median), r.Resolution.N, 100*float64(r.Resolution.Max))
+		for _, d := range r.Decisions {
+			if !d.Median.IsNaN() {
+				asks := ""
+				if r.Thresholds.Resolution > 0 {
+					asks = fmt.Sprintf("; the profile asks ±%.2f%% or closer where the leader is tied", 100*r.Thresholds.Resolution)
+				}
+				line = fmt.Sprintf("Resolution: the decision's bounds under `%s` sit ±%.2f%% from their ratios (median over its %d comparisons%s); ", d.Runtime, 100*float64(d.Median), len(d.Rivals), asks) + strings.ToLower(line[:1]) + line[1:]
+			}
+		}
 		if !r.SplitHalfMaxZ.IsNaN() {
 			line += fmt.Sprintf("; its odd and even halves (windows, or replicates of one window per test) agree within |z| ≤ %.2f", float64(r.SplitHalfMaxZ))
 		}
