@@ -99,7 +99,7 @@ func Headline(r rank.Ranking) string {
 				if r.Thresholds.Resolution > 0 {
 					asks = fmt.Sprintf("; the profile asks ±%.2f%% or closer where the leader is tied", 100*r.Thresholds.Resolution)
 				}
-				line = fmt.Sprintf("Resolution: the decision's bounds under `%s` sit ±%.2f%% from their ratios (median over its %d comparisons%s); ", d.Runtime, 100*float64(d.Median), len(d.Rivals), asks) + strings.ToLower(line[:1]) + line[1:]
+				line = fmt.Sprintf("Resolution: the decision's bounds under `%s` sit ±%.2f%% from their ratios (median over its %d comparisons%s); ", d.Runtime, 100*float64(d.Median), len(d.Rivals), asks) + strings.TrimPrefix(line, "Resolution: ")
 			}
 		}
 		if !r.SplitHalfMaxZ.IsNaN() {
