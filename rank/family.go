@@ -112,6 +112,21 @@ func (f *family) separated(p familyPair) bool {
 	return !math.IsNaN(p.pAdj) && p.pAdj < f.alpha
 }
 
+// verdict is pair p's verdict, d its estimate read from the side it is
+// asked about: faster or slower when the family separates it, not tested
+// without an interval, else a tie.
+func (f *family) verdict(p familyPair, d Estimate) string {
+	switch {
+	case f.separated(p) && d.LogMean > 0:
+		return Faster
+	case f.separated(p):
+		return Slower
+	case d.Lo.IsNaN():
+		return NotTested
+	}
+	return Tie
+}
+
 // pair finds the pair of a and b under rt (ok false when there is none);
 // flipped says a is listed below b.
 func (f *family) pair(rt, a, b string) (p familyPair, flipped, ok bool) {

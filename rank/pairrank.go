@@ -78,16 +78,7 @@ func pairStandings(pa *pairAnalysis, refs []string, th Thresholds) []Standings {
 					d = flip(d)
 				}
 				s.Score, s.Lo, s.Hi, s.P, s.PAdj, s.Derived = d.Ratio, d.Lo, d.Hi, d.P, Num(fp.pAdj), fp.derived
-				s.Verdict = Tie
-				if d.Lo.IsNaN() {
-					s.Verdict = NotTested
-				}
-				if f.separated(fp) {
-					s.Verdict = Slower
-					if d.LogMean > 0 {
-						s.Verdict = Faster
-					}
-				}
+				s.Verdict = f.verdict(fp, d)
 				en.Versus = append(en.Versus, s)
 			}
 			if i > 0 {

@@ -377,17 +377,7 @@ func analysePairs(reps []Replicate, th Thresholds) pairAnalysis {
 		r.Estimate = d
 		r.P = p
 		r.PAdj = Num(fp.pAdj)
-		r.Verdict = Tie
-		if d.Lo.IsNaN() {
-			r.Verdict = NotTested
-		}
-		if pa.family.separated(fp) {
-			if r.LogMean > 0 {
-				r.Verdict = Faster
-			} else {
-				r.Verdict = Slower
-			}
-		}
+		r.Verdict = pa.family.verdict(fp, d)
 	}
 	sort.Float64s(hw)
 	pa.resolution = Resolution{Median: nan, Max: nan, N: len(hw)}
