@@ -198,6 +198,7 @@ type Summary struct {
 	Total             int           `json:"total"`                // trials on disk now
 	BudgetSpent       bool          `json:"budget_spent"`
 	Extension         *Extension    `json:"extension,omitempty"`       // replicates added toward the profile's target
+	Sequential        *Sequential   `json:"sequential,omitempty"`      // a sequential profile's looks at the decision and the rounds they gave
 	MemoryPlanned     int           `json:"memory_planned,omitempty"`  // memory-workload servers in the design
 	MemoryDone        int           `json:"memory_done,omitempty"`     // measured by this run
 	MemoryFailures    []string      `json:"memory_failures,omitempty"` // servers with no figures, or stopped by the OOM killer
@@ -414,6 +415,7 @@ type session struct {
 	doneTrial  map[string]bool
 	repByRel   map[string]*rank.Replicate
 	seq        int
+	look       int // the look whose round new replicates belong to (sequential profiles)
 	failures   map[Cell]int
 	dropped    map[Cell]bool
 	doneMem    map[string]bool // memory trials on disk, by MemoryRel
@@ -515,6 +517,9 @@ func (b *Bencher) Bench(ctx context.Context, images []Image) (Summary, error) {
 		return s.finish(err)
 	}
 	if err := s.measure(ctx); err != nil {
+		return s.finish(err)
+	}
+	if err := s.looks(ctx); err != nil {
 		return s.finish(err)
 	}
 	if err := s.extend(ctx); err != nil {
@@ -762,7 +767,7 @@ func (s *session) replicate(ctx context.Context, sl *pairSlot) error {
 		}
 		im, draw := s.byName[sl.key.Image].Draw(turn)
 		rep = &rank.Replicate{PairKey: sl.key, Rep: sl.rep, Seq: s.seq, Swapped: sl.swapped, ImageReference: sl.imageRef, CPUModel: s.cpuModel,
-			ImageID: im.ImageID, BaseID: s.byName[sl.key.Base].ImageID, Added: sl.extension}
+			ImageID: im.ImageID, BaseID: s.byName[sl.key.Base].ImageID, Added: sl.extension, Look: s.lookOf()}
 		if draw > 0 {
 			rep.Draw, rep.DrawImage = draw, im.Name
 		}

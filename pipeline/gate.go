@@ -86,6 +86,7 @@ func Gate(ctx context.Context, c Config, o GateOptions) (*gate.Decision, error) 
 	// the pairs alone, worked toward the margin's precision
 	prof.Memory, prof.Latency, prof.AxisReplicates, prof.Runtimes = nil, nil, 0, variants.RuntimesFirst
 	prof.Target = o.Margin / 4
+	prof.Looks = 1 // the gate's question is one pair against a margin: the width-driven extension, not the decision's looks
 	prof.Resolution = max(prof.Resolution, o.Margin)
 	rts, err := selectRuntime(plan.Runtimes, o.Runtime)
 	if err != nil {

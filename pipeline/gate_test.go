@@ -44,6 +44,7 @@ profiles:
     windows: 1
     trials: 1
     budget: 5m
+    looks: 1
     max_replicates: 12
     extend: 1m
 `

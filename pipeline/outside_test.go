@@ -49,6 +49,7 @@ profiles:
     duration: 1s
     warmup: 1s
     replicates: 4
+    looks: 1
     max_replicates: 4 # no extension rounds: the round trip of a pulled image is under test, not the precision
     resolution: 25%
     windows: 1

@@ -176,9 +176,13 @@ func rankContext(run *results.Run, primary string) (ctx report.Context, th rank.
 				th.MinTrials = p.Trials
 			}
 			th.Resolution = p.Resolution
+			th.Looks = p.Looks
 		}
 		if e := bj.Extension; e != nil {
 			ctx.Notes = append(ctx.Notes, extensionNote(e))
+		}
+		if q := bj.Sequential; q != nil {
+			ctx.Notes = append(ctx.Notes, sequentialNote(q))
 		}
 	}
 	if perr != nil {
@@ -356,9 +360,35 @@ func extensionNote(e *bench.Extension) string {
 		100*e.Target, e.Added, e.Rounds, e.Elapsed.Round(time.Second), e.Stopped, strings.Join(ps, "; "))
 }
 
+// sequentialNote says what a sequential bench saw at each look and what
+// each round measured.
+func sequentialNote(q *bench.Sequential) string {
+	var ls []string
+	for _, l := range q.Taken {
+		var ds []string
+		for _, d := range l.Decisions {
+			state := "settled"
+			if !d.Settled {
+				state = "not separated from " + strings.Join(d.Open, ", ")
+			}
+			ds = append(ds, fmt.Sprintf("under %s %s leads, %s", d.Runtime, d.Leader, state))
+		}
+		line := fmt.Sprintf("look %d: %s", l.Look, strings.Join(ds, "; "))
+		if len(l.Next) > 0 {
+			line += fmt.Sprintf(", so round %d measured %s", l.Look+1, strings.Join(l.Next, ", "))
+		}
+		ls = append(ls, line)
+	}
+	return fmt.Sprintf("The bench looked at the decision %d time(s) of the profile's %d: %s. It stopped because %s; the later rounds ran %d replicate(s) in %s. Each look spends its share of alpha, so the decision's error holds whichever look stopped it; the full ranking's intervals are those of the replicates measured, which the looks gave unevenly.",
+		len(q.Taken), q.Looks, strings.Join(ls, "; "), q.Stopped, q.Added, q.Elapsed.Round(time.Second))
+}
+
 // extendsTo says how a profile's replicates grow toward its target ("" if
 // they do not).
 func extendsTo(p variants.Profile) string {
+	if p.Looks > 1 {
+		return fmt.Sprintf(" (then up to %d more rounds of %d for the pairs the decision is still waiting on, at %d looks in all)", p.Looks-1, p.Replicates, p.Looks)
+	}
 	if p.Target <= 0 || p.MaxReplicates <= p.Replicates || p.Extend <= 0 {
 		return ""
 	}

@@ -80,6 +80,7 @@ profiles:
     duration: 1s
     warmup: 1s        # after 100-300 ms, first windows fell to 75-88% busy here
     replicates: 4
+    looks: 1          # one look: the round trip is under test
     windows: 2
     axis_replicates: 2
     runtimes: first

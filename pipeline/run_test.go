@@ -32,6 +32,7 @@ profiles:
     duration: 1s
     warmup: 1s        # after 300 ms, 2 or 3 of 8 first windows fell to 75-88% busy here
     replicates: 4
+    looks: 1          # one look: the round trip is under test (bench.TestLooks* run the looks through the real Bencher)
     max_replicates: 4 # no extension: its replicates get no stand-ins, and 3 of 12 lost to 15-38% stolen CPU (2026-12-07) left 3 of 28 short, no answer
     resolution: 25%   # the round trip is under test, not the precision: 4 replicates of GET gave ±7.05% in CI (2026-12-02), failing a 5% limit
     windows: 2

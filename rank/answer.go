@@ -165,12 +165,13 @@ func answer(r *Ranking, pa *pairAnalysis, reps []Replicate, th Thresholds) Answe
 	// The precision asked of the run is the decision's (decide), not the
 	// full ranking's, whose family of every pair is wider by design. A
 	// settled decision is an answer however wide its bounds (every one
-	// is above 1); an unsettled one is an answer when the decision's
-	// resolution, the median half-width of the leader's bounds against
-	// every other entry, is within the profile's: the run measured to
-	// that precision, and the headline names the rivals it could not
-	// separate from the leader (one of them may have measured far worse:
-	// its own bound says how much).
+	// is above 1). An unsettled one is an answer when its shortfall, the
+	// most the leader may be slower than a rival it could not separate
+	// (by the leader's one-sided bound against it), is within the
+	// profile's resolution: "ship the leader" then costs at most that
+	// against whichever entry is truly fastest, and the headline names
+	// the rivals it could not separate (a rival it did separate needs
+	// no precision: its bound is above 1).
 	if th.Resolution > 0 && prim > 0 {
 		if len(r.Decisions) == 0 {
 			why(fmt.Sprintf("no entry could be compared with the others (too few replicates), so the decision's precision cannot reach the profile's ±%.2f%%", 100*th.Resolution),
@@ -180,14 +181,14 @@ func answer(r *Ranking, pa *pairAnalysis, reps []Replicate, th Thresholds) Answe
 			if d.Settled {
 				continue
 			}
-			m := float64(d.Median)
+			w := d.Shortfall()
 			switch {
-			case math.IsNaN(m):
-				why(fmt.Sprintf("under %s the leader %s has no bound against the others (too few replicates), so the decision's precision cannot reach the profile's ±%.2f%%", d.Runtime, d.Leader, 100*th.Resolution),
+			case math.IsNaN(w):
+				why(fmt.Sprintf("under %s the leader %s has no bound against %s (too few replicates), so the decision's precision cannot reach the profile's ±%.2f%%", d.Runtime, d.Leader, strings.Join(d.Tied(), ", "), 100*th.Resolution),
 					"more replicates (replicates: in the profile)")
-			case m > th.Resolution:
-				why(fmt.Sprintf("under %s the leader %s is tied with %s, and the decision's bounds against every other entry are ±%.2f%% wide (median over %d), wider than the profile's stated ±%.2f%%: the data cannot say whether they differ", d.Runtime, d.Leader, strings.Join(d.Tied(), ", "), 100*m, len(d.Rivals), 100*th.Resolution),
-					"more layout draws a spec (layouts:; a spec's interval stands on its draws less one df) or more replicates, or a profile with a wider resolution")
+			case w > th.Resolution:
+				why(fmt.Sprintf("under %s the leader %s is tied with %s and may be up to %.2f%% slower than one of them, more than the profile's stated ±%.2f%%: the data cannot say whether they differ", d.Runtime, d.Leader, strings.Join(d.Tied(), ", "), 100*w, 100*th.Resolution),
+					"more layout draws a spec (layouts:; a spec's interval stands on its draws less one df), more replicates or looks, or a profile with a wider resolution")
 			}
 		}
 	}

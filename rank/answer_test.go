@@ -46,13 +46,13 @@ func TestAnswer(t *testing.T) {
 	}
 	reason(reps, th, "A/A control under host has 2 replicate(s)")
 
-	// A leader tied with its rivals at bounds wider than a resolution of
-	// ±0.1%: no answer. The same resolution with a leader settled as the
+	// A leader tied with its rivals, and by its bounds possibly slower
+	// than one of them by more than a resolution of ±0.1%: no answer. The same resolution with a leader settled as the
 	// fastest (every bound above 1): an answer, however wide its bounds.
 	tight := th
 	tight.Resolution = 0.001
 	flat := map[string]float64{"stock": 1, "fast": 1, "same": 1}
-	rk0 := reason(campaign(r, measuredNoise(), d, flat, names), tight, "wider than the profile's stated ±0.10%")
+	rk0 := reason(campaign(r, measuredNoise(), d, flat, names), tight, "more than the profile's stated ±0.10%")
 	if dd, ok := rk0.Decision("host"); !ok || dd.Settled || len(dd.Tied()) == 0 {
 		t.Errorf("three equal entries: decision %+v, want unsettled with ties", dd)
 	}

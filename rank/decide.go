@@ -28,7 +28,17 @@ type (
 // included. It needs k − 1 one-sided comparisons where the ranking's
 // family holds all k(k−1)/2 two-sided ones, so its bounds are much
 // closer (on 5 df: t 3.53 against 5.67 for 7 entries).
-func decide(f *family, images map[string]bool, th Thresholds) []Decision {
+//
+// A sequential bench (th.Looks > 1) looks at the decision after each
+// round and stops at the first that settles it; look m of M spends
+// LookAlpha(α, m, M) in place of α. Whatever the rounds give to whom,
+// the chance that some look's bounds miss is at most the sum of what the
+// looks spent, α (Bonferroni over the looks), so "ship X" stays wrong in
+// at most α of campaigns however early or late it stops.
+func decide(f *family, images map[string]bool, th Thresholds, look int) []Decision {
+	look = max(look, 1)
+	looks := max(th.Looks, look, 1)
+	alpha := LookAlpha(th.Alpha, look, looks)
 	var out []Decision
 	var rts []string
 	for rt := range f.members {
@@ -42,7 +52,7 @@ func decide(f *family, images map[string]bool, th Thresholds) []Decision {
 		}
 		lead := ms[0]
 		k := len(ms)
-		d := Decision{Runtime: rt, Leader: lead.image, Alpha: th.Alpha, Level: 1 - th.Alpha/float64(k-1), Settled: true}
+		d := Decision{Runtime: rt, Leader: lead.image, Alpha: th.Alpha, Look: look, Looks: looks, LookAlpha: alpha, Level: 1 - alpha/float64(k-1), Settled: true}
 		var hws []float64
 		for _, m := range ms[1:] {
 			var e Estimate
@@ -76,4 +86,18 @@ func decide(f *family, images map[string]bool, th Thresholds) []Decision {
 		out = append(out, d)
 	}
 	return out
+}
+
+// LookAlpha is the share of alpha that look m of M spends: the power
+// family α·t² of Kim and DeMets at t = m/M, less what the looks before
+// it spent. Early looks spend little (α/9, 3α/9, 5α/9 for three), so a
+// decision that needs every look loses little to the early ones, and a
+// wide lead still settles at the first. One look spends α.
+func LookAlpha(alpha float64, m, looks int) float64 {
+	if looks <= 1 {
+		return alpha
+	}
+	m = min(max(m, 1), looks)
+	t0, t1 := float64(m-1)/float64(looks), float64(m)/float64(looks)
+	return alpha * (t1*t1 - t0*t0)
 }

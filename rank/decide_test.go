@@ -24,7 +24,7 @@ func decideOnce(rng *rand.Rand, mu, se, df []float64) Decision {
 	}
 	th := withDefaults(DefaultThresholds())
 	f := newFamily(map[string][]familyMember{"host": ms}, th)
-	ds := decide(f, map[string]bool{}, th)
+	ds := decide(f, map[string]bool{}, th, 0)
 	return ds[0]
 }
 
@@ -66,5 +66,53 @@ func TestDecideTiedLeaders(t *testing.T) {
 	}
 	if settled < 425 {
 		t.Errorf("a leader 4%% ahead settled in %d of 500 families", settled)
+	}
+}
+
+// TestLookAlpha: the looks' shares of alpha are positive, grow look by
+// look, and sum to alpha over every look the bench may take; one look
+// spends alpha; a look past the last spends the last's share.
+func TestLookAlpha(t *testing.T) {
+	for looks := 1; looks <= 6; looks++ {
+		sum, prev := 0.0, 0.0
+		for m := 1; m <= looks; m++ {
+			a := LookAlpha(0.05, m, looks)
+			if !(a > prev) {
+				t.Fatalf("look %d of %d spends %g after %g", m, looks, a, prev)
+			}
+			sum, prev = sum+a, a
+		}
+		if math.Abs(sum-0.05) > 1e-12 {
+			t.Fatalf("%d looks spend %g in all", looks, sum)
+		}
+		if LookAlpha(0.05, looks+1, looks) != LookAlpha(0.05, looks, looks) {
+			t.Fatalf("a look past the last of %d", looks)
+		}
+	}
+	if a := LookAlpha(0.05, 1, 3); math.Abs(a-0.05/9) > 1e-15 {
+		t.Fatalf("the first of three looks spends %g, want α/9", a)
+	}
+}
+
+// TestDecideAtALook: the decision at look m of M bounds each rival at
+// 1 − LookAlpha/(k−1), and a lead the first look cannot settle at its
+// small share, the last look does.
+func TestDecideAtALook(t *testing.T) {
+	ms := []familyMember{primaryMember("e0")}
+	for i, mu := range []float64{0.02, 0.046} {
+		e := Estimate{LogMean: Num(mu), SE: Num(0.006), DF: Num(5)}
+		setInterval(&e, 0.95)
+		ms = append(ms, familyMember{image: fmt.Sprintf("e%d", i+1), e: e})
+	}
+	th := withDefaults(DefaultThresholds())
+	th.Looks = 3
+	f := newFamily(map[string][]familyMember{"host": ms}, th)
+	first := decide(f, map[string]bool{}, th, 1)[0]
+	last := decide(f, map[string]bool{}, th, 3)[0]
+	if first.Look != 1 || first.Looks != 3 || math.Abs(first.Level-(1-0.05/9/2)) > 1e-12 || math.Abs(last.Level-(1-0.05*5/9/2)) > 1e-12 {
+		t.Fatalf("first %+v, last %+v", first, last)
+	}
+	if first.Settled || !last.Settled || first.Leader != "e2" {
+		t.Fatalf("a 2.6%% lead on 5 df: settled at the first look %v, at the last %v", first.Settled, last.Settled)
 	}
 }

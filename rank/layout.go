@@ -92,6 +92,47 @@ func layoutANOVA(v []float64, swapped []bool, draws []int, m, side float64, bal 
 	}
 	se2 := ssd / (L - 1) / L
 	a.se, a.df, a.nested = math.Sqrt(se2), L-1, true
+	// Where the draws' sides are not balanced within each draw (one
+	// replicate a draw, as a sequential bench's first look runs them),
+	// the slot effect removed above was estimated from these same
+	// values across the draws, and the draw means' spread would be short
+	// of one df. Then the draw means are regressed on their share of
+	// slot A (ḡ, +1 all unswapped, −1 all swapped): the estimate is the
+	// intercept at ḡ = 0 on draws − 2 df, exact under normality with
+	// equal replicates a draw. Which replicate ran on which side is the
+	// design's, never the data's, so this does not switch with the data.
+	if bal && a.draws >= 3 {
+		g, r := make([]float64, 0, a.draws), make([]float64, 0, a.draws)
+		gs := map[int]float64{}
+		for i := range v {
+			if swapped[i] {
+				gs[draws[i]]--
+			} else {
+				gs[draws[i]]++
+			}
+		}
+		for _, d := range a.ids {
+			gi := gs[d] / float64(a.counts[d])
+			g = append(g, gi)
+			r = append(r, a.means[d]+side*gi) // the draw's mean of the values as measured
+		}
+		gbar, rbar := mean(g), mean(r)
+		sxx, sxy := 0.0, 0.0
+		for i := range g {
+			sxx += (g[i] - gbar) * (g[i] - gbar)
+			sxy += (g[i] - gbar) * (r[i] - rbar)
+		}
+		if sxx > 1e-9 {
+			b := sxy / sxx
+			rss := 0.0
+			for i := range g {
+				e := r[i] - rbar - b*(g[i]-gbar)
+				rss += e * e
+			}
+			se2 = rss / (L - 2) * (1/L + gbar*gbar/sxx)
+			a.mean, a.se, a.df = rbar-b*gbar, math.Sqrt(se2), L-2
+		}
+	}
 
 	n := float64(len(v))
 	ssb, ssw, sumN2 := 0.0, 0.0, 0.0
@@ -111,7 +152,12 @@ func layoutANOVA(v []float64, swapped []bool, draws []int, m, side float64, bal 
 	}
 	a.msb = ssb / float64(a.dfb)
 	if a.dfw < 1 {
+		// One replicate a draw: the replicates' own noise cannot be told
+		// from the layout's, so all of se² counts as the layout's, which
+		// runs of the same draws share (Merge then does not shrink it
+		// with more runs: cautious, never short).
 		a.msw = math.NaN()
+		a.layout = se2
 		return a
 	}
 	a.msw = ssw / float64(a.dfw)

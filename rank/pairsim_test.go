@@ -54,7 +54,9 @@ func quickDesign(t testing.TB) design {
 		t.Fatal(err)
 	}
 	q := p.Profiles["quick"]
-	return design{tests: q.Tests, pipeline: q.Pipelines[0], replicates: q.Replicates, windows: q.Windows}
+	// the most replicates a pair gets: every look's round (a pair the
+	// decision waits on to the end)
+	return design{tests: q.Tests, pipeline: q.Pipelines[0], replicates: q.Replicates * max(q.Looks, 1), windows: q.Windows}
 }
 
 func studentT3(r *rand.Rand) float64 {

@@ -123,7 +123,11 @@ func Rank(trials []Trial, reps []Replicate, th Thresholds) Ranking {
 			tuned[im] = true
 		}
 	}
-	r.Decisions = decide(pa.family, tuned, th)
+	look := 0
+	for _, rep := range reps {
+		look = max(look, rep.Look)
+	}
+	r.Decisions = decide(pa.family, tuned, th, look)
 	r.Answer = answer(&r, &pa, reps, th)
 	// Runtimes ranked by pairs replace their standalone standings.
 	ps := pairStandings(&pa, refs, th)

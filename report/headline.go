@@ -356,6 +356,9 @@ func coverSentence(r rank.Ranking) string {
 func decisionSentence(d rank.Decision) string {
 	k := len(d.Rivals) + 1
 	how := fmt.Sprintf("one-sided bounds of `%s` over each of the %d other entries, each at %.2f%%, so that a wrong \"fastest\" comes out in at most %.0f%% of runs", d.Leader, k-1, 100*d.Level, 100*d.Alpha)
+	if d.Looks > 1 {
+		how = fmt.Sprintf("one-sided bounds of `%s` over each of the %d other entries at look %d of the bench's %d, each at %.2f%% (this look's %.2f%% share of the %.0f%%), so that a wrong \"fastest\" comes out in at most %.0f%% of runs however many looks it takes", d.Leader, k-1, d.Look, d.Looks, 100*d.Level, 100*d.LookAlpha, 100*d.Alpha, 100*d.Alpha)
+	}
 	if d.Settled {
 		c := d.Rivals[0]
 		for _, r := range d.Rivals {
@@ -371,7 +374,11 @@ func decisionSentence(d rank.Decision) string {
 			tied = append(tied, fmt.Sprintf("`%s` (%s× [≥ %s], ±%.2f%%)", r.Image, num(float64(r.Ratio)), num(float64(r.Lo)), 100*float64(r.HalfWidth)))
 		}
 	}
-	return fmt.Sprintf("The decision (%s) does not separate `%s` from %s: any of them may be the fastest.", how, d.Leader, joinAnd(tied))
+	out := fmt.Sprintf("The decision (%s) does not separate `%s` from %s: any of them may be the fastest", how, d.Leader, joinAnd(tied))
+	if w := d.Shortfall(); !math.IsNaN(w) {
+		out += fmt.Sprintf("; `%s` is at most %.2f%% slower than the fastest of them", d.Leader, 100*w)
+	}
+	return out + "."
 }
 
 // quoted is each name in backquotes.

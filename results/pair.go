@@ -198,7 +198,12 @@ type Replicate struct {
 	// Added marks a replicate the bench's extension added after the
 	// planned design: it was never promised, so one that comes out short
 	// is not a shortfall and gets no stand-in.
-	Added    bool   `json:"added,omitempty"`
+	Added bool `json:"added,omitempty"`
+	// Look is the look of a sequential bench (profile looks > 1) whose
+	// round this replicate belongs to: 1 for the first replicates of
+	// every pair (and their stand-ins), m for those added after look
+	// m − 1 to the pairs still deciding; 0 in a fixed design.
+	Look     int    `json:"look,omitempty"`
 	CPUModel string `json:"cpu_model,omitempty"`
 	// Draw is the layout draw of the image side (1..L) when the image's
 	// build spec has L > 1 draws, and DrawImage that draw's own name (the

@@ -80,6 +80,11 @@ type Thresholds struct {
 	// only when the primary family's median half-width is within it (0 =
 	// no bound).
 	Resolution float64 `json:"resolution,omitempty"`
+	// Looks is the most looks the bench's profile allowed at the decision
+	// (variants.Profile.Looks; 0 or 1: one). The decision at look m of M
+	// spends alpha·((m/M)² − ((m−1)/M)²), so its error stays within Alpha
+	// over every look the bench could take.
+	Looks int `json:"looks,omitempty"`
 	// Contrasts are pairs of images compared with each other directly (a
 	// PGO build and the same flags without it), through the primary
 	// reference both were co-scheduled with.
@@ -662,13 +667,19 @@ type LatencyComparison struct {
 // included) is ever settled as it. Rivals not separated from the leader
 // may be the fastest: the decision names them as tied with it.
 type Decision struct {
-	Runtime string         `json:"runtime"`
-	Leader  string         `json:"leader"`
-	Alpha   float64        `json:"alpha"`
-	Level   float64        `json:"level"` // each one-sided bound's confidence, 1 − Alpha/(entries − 1)
-	Settled bool           `json:"settled"`
-	Rivals  []DecisionPair `json:"rivals"`    // every other entry, closest first
-	Median  Num            `json:"median_hw"` // the median of the rivals' half-widths: the decision's resolution
+	Runtime string  `json:"runtime"`
+	Leader  string  `json:"leader"`
+	Alpha   float64 `json:"alpha"`
+	// Look is the look this decision was made at, of Looks the bench
+	// could take (1 of 1 for a fixed design), and LookAlpha the share of
+	// Alpha it spent (Alpha itself at 1 of 1).
+	Look      int            `json:"look"`
+	Looks     int            `json:"looks"`
+	LookAlpha float64        `json:"look_alpha"`
+	Level     float64        `json:"level"` // each one-sided bound's confidence, 1 − LookAlpha/(entries − 1)
+	Settled   bool           `json:"settled"`
+	Rivals    []DecisionPair `json:"rivals"`    // every other entry, closest first
+	Median    Num            `json:"median_hw"` // the median of the rivals' half-widths: the decision's resolution
 }
 
 // DecisionPair is the leader against one other entry: the ratio
@@ -682,6 +693,25 @@ type DecisionPair struct {
 	HalfWidth Num    `json:"half_width"`
 	DF        Num    `json:"df"`
 	Separated bool   `json:"separated"` // Lo > 1: the leader is faster than this entry
+}
+
+// Shortfall is the most the leader may be slower than a rival it is not
+// separated from: 1/Lo − 1 for the lowest of their bounds (0 when every
+// rival is separated; NaN when one has no bound). Shipping the leader
+// then costs at most this against the truly fastest entry, at the
+// decision's confidence (Hsu's comparisons with the best).
+func (d Decision) Shortfall() float64 {
+	w := 0.0
+	for _, r := range d.Rivals {
+		if r.Separated {
+			continue
+		}
+		if r.Lo.IsNaN() || !(r.Lo > 0) {
+			return math.NaN()
+		}
+		w = math.Max(w, 1/float64(r.Lo)-1)
+	}
+	return w
 }
 
 // Tied are the rivals not separated from the leader.

@@ -215,7 +215,7 @@ var (
 	pgoFields       = []string{"train"}
 	trainingFields  = []string{"tests", "pipelines", "clients", "data_size", "keyspace", "requests"}
 	runtimeFields   = []string{"name", "network", "seccomp", "server_cpus", "client_cpus", "cpu_limit", "spin"}
-	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "latency", "resolution", "target", "max_replicates", "extend"}
+	profileFields   = []string{"tests", "clients", "pipelines", "data_size", "keyspace", "duration", "warmup", "warmup_next", "trials", "replicates", "windows", "axis_replicates", "runtimes", "budget", "max_trials", "memory", "latency", "resolution", "target", "max_replicates", "extend", "looks"}
 	memoryFields    = []string{"target", "sizes", "overwrite", "delete", "defrag", "replicates"}
 	latencyFields   = []string{"test", "rate", "clients", "trials", "duration", "warmup", "images"}
 	kinds           = []string{KindVariant, KindDistro, KindOfficial, KindImage}
@@ -1019,17 +1019,18 @@ func DefaultProfiles() map[string]Profile {
 		Warmup:         1e9, // after 300 ms, fresh pairs' first windows fell to 75-88% busy here
 		WarmupNext:     300e6,
 		Trials:         1,
-		Replicates:     12,
+		Replicates:     6, // one on each of a spec's 6 layout draws, and as many again at each later look for the pairs still deciding
+		Looks:          3,
 		Windows:        1,
 		AxisReplicates: 4,
 		Runtimes:       RuntimesFirst,
 		Budget:         40 * 60e9, // a safety stop: a replicate takes about 5.6 s here
 		Resolution:     0.025,     // 12 replicates gave ±0.70–1.22% on AMD, ±1.22–2.26% on Intel (2026-12-02/03): the widest answer the quick profile may give
-		// No extension (Target 0): a spec's interval stands on its layout
-		// draws less one df, and adding replicates where that interval
-		// looked wide selected on a variance estimate that noisy: in the
-		// simulations the intervals then covered 93.7% instead of 95%
-		// (issue 52). Precision comes from the draws, fixed before measuring.
+		// No width-driven extension (Target 0): adding replicates where a
+		// spec's 5-df interval looked wide selected on a variance estimate
+		// that noisy, and the simulations' intervals covered 93.7%, not
+		// 95% (issue 52). The looks add replicates only where the decision
+		// is still open, each look at its own share of alpha.
 		// The short form: 32 MiB of four value sizes, 3 servers each.
 		Memory: &MemoryProfile{Target: 32 << 20, Sizes: "64:40,1K:30,4K:20,16K:10", Overwrite: 0.5, Delete: 0.3, Defrag: 3e9, Replicates: 3},
 	}
@@ -1047,6 +1048,7 @@ func DefaultProfiles() map[string]Profile {
 	full.Target = 0.005
 	full.MaxReplicates = 96
 	full.Extend = 30 * 60e9
+	full.Looks = 1 // the full ranking of every pair, fixed design and width-driven extension
 	full.Memory = &MemoryProfile{Target: 512 << 20, Sizes: "uniform:64-16K", Overwrite: 0.5, Delete: 0.3, Defrag: 30e9, Replicates: 6}
 	return map[string]Profile{"quick": quick, "full": full}
 }
@@ -1099,7 +1101,7 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 		pr.Name = p.key
 		pr.Tests = append([]string(nil), pr.Tests...)
 		pr.Pipelines = append([]int(nil), pr.Pipelines...)
-		setMax := false
+		setMax, setLooks := false, false
 		for _, f := range c.pairs(p.v, path, profileFields) {
 			fp := join(path, f.key)
 			switch f.key {
@@ -1144,7 +1146,7 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 					continue
 				}
 				pr.Runtimes = s
-			case "clients", "data_size", "keyspace", "trials", "replicates", "windows", "axis_replicates":
+			case "clients", "data_size", "keyspace", "trials", "replicates", "windows", "axis_replicates", "looks":
 				v, ok := c.integer(f.v, fp)
 				if !ok {
 					continue
@@ -1174,6 +1176,12 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 					pr.Windows = v
 				case "axis_replicates":
 					pr.AxisReplicates = v
+				case "looks":
+					if v > MaxLooks {
+						c.errf(deref(f.v), fp, "at most %d looks: each spends a share of the decision's 5%% error, and more of them leave each too little", MaxLooks)
+						continue
+					}
+					pr.Looks, setLooks = v, true
 				}
 			case "duration", "budget":
 				if d, ok := c.duration(f.v, fp, false); ok {
@@ -1224,6 +1232,15 @@ func (c *collector) decodeProfiles(n *yaml.Node) map[string]Profile {
 		}
 		if pr.Target > 0 && pr.Resolution > 0 && pr.Target > pr.Resolution {
 			c.errf(p.k, path, "target (±%.2f%%) is wider than resolution (±%.2f%%): the bench would stop adding replicates short of what the answer needs", 100*pr.Target, 100*pr.Resolution)
+		}
+		if !setLooks && (pr.Target > 0 || pr.Replicates < 2) {
+			pr.Looks = 1 // an inherited sequential design gives way to a target, or to no pairs
+		}
+		if pr.Looks > 1 && pr.Target > 0 {
+			c.errf(p.k, path, "looks (%d) and target (±%.2f%%) are two ways of adding replicates after the first: the looks give them to the comparisons the decision is still waiting on, the target to every interval wider than it; choose one", pr.Looks, 100*pr.Target)
+		}
+		if pr.Looks > 1 && pr.Replicates < 2 {
+			c.errf(p.k, path, "looks (%d) needs replicates of at least 2: each look adds that many to the pairs still deciding", pr.Looks)
 		}
 		if pr.Replicates%2 != 0 {
 			c.errf(p.k, path, "replicates (%d) must be even: each pair is measured with the sides swapped in half of its replicates", pr.Replicates)

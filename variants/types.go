@@ -214,6 +214,9 @@ type Runtime struct {
 	Spin bool `json:"spin,omitempty"`
 }
 
+// MaxLooks is the most looks a profile may take at its decision.
+const MaxLooks = 6
+
 // Profile is a benchmark profile.
 type Profile struct {
 	Name      string        `json:"name"`
@@ -259,6 +262,15 @@ type Profile struct {
 	Target        float64       `json:"target,omitempty"`
 	MaxReplicates int           `json:"max_replicates,omitempty"` // per pair, the fixed ones included (0 = no more than replicates)
 	Extend        time.Duration `json:"extend,omitempty"`         // the most time spent adding replicates after the fixed design (0 = none)
+	// Looks is the most times the bench looks at the decision (which
+	// image to ship, and how it compares with each reference): after the
+	// Replicates of every pair, and after each further round of
+	// Replicates given only to the pairs the decision is still waiting on
+	// (the leader's, each rival not yet separated from it, and the A/A
+	// control's), stopping at the first look that settles it. Each look
+	// spends its share of alpha (rank.LookAlpha), so the decision's error
+	// holds however the looks turn out. 0 or 1: one look, a fixed design.
+	Looks int `json:"looks,omitempty"`
 
 	// Memory is the memory workload (nil: none): what each allocator does
 	// with the same dataset, measured on fresh servers.

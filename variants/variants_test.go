@@ -295,7 +295,7 @@ func TestDefaultFile(t *testing.T) {
 		t.Errorf("clang16-o3-lto-pgo trains on %+v, want the quick profile's SET GET LRANGE_100 at P64, 3-byte values", tr)
 	}
 	q := p.Profiles["quick"]
-	if q.Duration != time.Second || len(q.Tests) != 3 || q.Replicates != 12 || q.Windows != 1 || q.Budget != 40*time.Minute {
+	if q.Duration != time.Second || len(q.Tests) != 3 || q.Replicates != 6 || q.Looks != 3 || q.Windows != 1 || q.Budget != 40*time.Minute {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(p.Runtimes) != 4 {
@@ -343,7 +343,7 @@ func TestBuiltinDefaults(t *testing.T) {
 			t.Errorf("bad memory section: %v; want %q", err, want)
 		}
 	}
-	if q.Duration != time.Second || q.Warmup != time.Second || q.WarmupNext != 300*time.Millisecond || q.Resolution != 0.025 || q.Budget != 40*time.Minute || q.Keyspace != 100000 || q.Replicates != 12 || q.Windows != 1 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[64]" {
+	if q.Duration != time.Second || q.Warmup != time.Second || q.WarmupNext != 300*time.Millisecond || q.Resolution != 0.025 || q.Budget != 40*time.Minute || q.Keyspace != 100000 || q.Replicates != 6 || q.Looks != 3 || q.Windows != 1 || q.Trials != 1 || q.Runtimes != RuntimesFirst || fmt.Sprint(q.Pipelines) != "[64]" {
 		t.Errorf("quick = %+v", q)
 	}
 	if len(f.Tests) != 8 || f.Budget != 3*time.Hour || fmt.Sprint(f.Pipelines) != "[16]" || f.Trials != 3 || f.Replicates != 48 || f.Runtimes != RuntimesFirst {

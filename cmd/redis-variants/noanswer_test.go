@@ -29,6 +29,7 @@ profiles:
     duration: 500ms
     warmup: 200ms
     replicates: 2
+    looks: 1
     axis_replicates: 0
     trials: 1
     memory: off
