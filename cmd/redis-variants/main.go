@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis-variants/redis-variants/bench"
+	"github.com/redis-variants/redis-variants/gate"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,8 +28,19 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redis-variants:", err)
-		os.Exit(1)
+		os.Exit(exitStatus(err))
 	}
+}
+
+// exitStatus is the status an error ends the command with: the one
+// scheme of every command (README, "Exit codes"): 0 answered, 1 an error,
+// 2 answered "worse" where a command judges (gate), 3 no answer (it
+// measured, and the statistics cannot say: gate's "cannot tell").
+func exitStatus(err error) int {
+	if errors.Is(err, bench.ErrNoAnswer) {
+		return gate.ExitCode(gate.CannotTell)
+	}
+	return 1
 }
 
 // exitCode is a command's answer given as its exit status (gate's fail

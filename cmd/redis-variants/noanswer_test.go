@@ -58,8 +58,8 @@ func TestRunWithoutSaturationExitsNonZero(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &errw
 	err := cmd.Run()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
-		t.Fatalf("run under a 0.2-CPU cap: %v, want a non-zero exit\nstdout:\n%s\nstderr:\n%s", err, out.String(), errw.String())
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("run under a 0.2-CPU cap: %v, want exit status 3 (no answer)\nstdout:\n%s\nstderr:\n%s", err, out.String(), errw.String())
 	}
 	stderr := errw.String()
 	for _, want := range []string{"no answer", "cpu_limit", "GET"} {
