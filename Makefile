@@ -12,7 +12,7 @@ setup:
 # redis-loadgen next to the binary: static (no cgo), so a PGO build's
 # training can run it inside any build container.
 build:
-	go build -o $(BIN) ./cmd/redis-variants
+	go build -buildvcs=auto -o $(BIN) ./cmd/redis-variants # auto: --version names the commit (some machines set GOFLAGS=-buildvcs=false)
 	CGO_ENABLED=0 go build -o $(dir $(BIN))redis-loadgen ./loadgen/cmd/redis-loadgen
 	CGO_ENABLED=0 go build -o $(dir $(BIN))redis-variants-sbom ./cmd/redis-variants-sbom
 

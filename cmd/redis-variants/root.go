@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/redis-variants/redis-variants/pipeline"
@@ -71,12 +73,67 @@ func newRoot() *cobra.Command {
 		"spread builds over this buildkitd, ADDR or ADDR,jobs=N (repeatable; RV_BUILDERS: a space-separated list); replaces --buildkit")
 	pf.StringVar(&g.Shard, "shard", os.Getenv("RV_SHARD"),
 		"work on part i of n of the variants file (i/n): every reference and every n-th build spec from the i-th, for a matrix spread over CI runners (RV_SHARD)")
+	for _, gr := range commandGroups {
+		root.AddGroup(&cobra.Group{ID: gr.id, Title: gr.title})
+	}
 	for _, f := range []func(*globals) *cobra.Command{
 		newCmdInit, newCmdPlan, newCmdFetch, newCmdBuild, newCmdVerify, newCmdBench, newCmdRank, newCmdRun,
 		newCmdPublish, newCmdResults, newCmdCompare, newCmdHistory, newCmdLoadgen, newCmdDoctor, newCmdSmoke,
 		newCmdSeedBase, newCmdSeedOfficial, newCmdExperiments, newCmdProfiles, newCmdGate, newCmdKeygen, newCmdSign, newCmdVerifySignature, newCmdAttestations,
 	} {
-		root.AddCommand(f(g))
+		c := f(g)
+		c.GroupID = ""
+		for _, gr := range commandGroups {
+			if slices.Contains(gr.commands, c.Name()) {
+				c.GroupID = gr.id
+			}
+		}
+		if c.GroupID == "" {
+			c.Hidden = true // plumbing: set-up and tests call it, a user need not
+		}
+		root.AddCommand(c)
 	}
+	root.Version = version()
+	root.SetVersionTemplate("redis-variants {{.Version}}\n")
 	return root
+}
+
+// commandGroups are the groups --help shows the commands in; a command in
+// none is plumbing (fetch, smoke, profiles, seed-base, seed-official) and
+// hidden from it.
+var commandGroups = []struct {
+	id, title string
+	commands  []string
+}{
+	{"stages", "Run the stages:", []string{"run", "init", "plan", "build", "verify", "bench", "rank"}},
+	{"release", "Publishing and release:", []string{"publish", "sign", "verify-signature", "keygen", "attestations", "gate"}},
+	{"results", "Results and history:", []string{"results", "history", "compare", "experiments"}},
+	{"machine", "Machine and tools:", []string{"doctor", "loadgen"}},
+}
+
+// version is the module's version and the commit it was built from (the
+// build's VCS stamp: go build in a checkout records it).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	var rev, when, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += fmt.Sprintf(" (commit %.12s, %s%s)", rev, when, dirty)
+	}
+	return v + " " + bi.GoVersion
 }

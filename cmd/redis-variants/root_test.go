@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +28,53 @@ func TestRootHasEveryCommand(t *testing.T) {
 	other.SetArgs([]string{"--buildkit", "unix:///x.sock", "help"})
 	if err := other.Execute(); err != nil || out.Len() == 0 {
 		t.Fatalf("help: %v, %q", err, out.String())
+	}
+}
+
+// TestHelpGroupsAndVersion: --help lists every command a user runs under
+// its group and hides the plumbing; --version prints the tool's version;
+// every command is in one group or hidden, never in two.
+func TestHelpGroupsAndVersion(t *testing.T) {
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	for _, gr := range commandGroups {
+		if !strings.Contains(help, gr.title) {
+			t.Errorf("--help has no group %q", gr.title)
+		}
+	}
+	for _, hidden := range []string{"fetch", "smoke", "profiles", "seed-base", "seed-official"} {
+		if regexp.MustCompile(`(?m)^  ` + hidden + ` `).MatchString(help) {
+			t.Errorf("--help lists the plumbing command %s", hidden)
+		}
+	}
+	seen := map[string]string{}
+	for _, gr := range commandGroups {
+		for _, c := range gr.commands {
+			if g, ok := seen[c]; ok {
+				t.Errorf("%s is in groups %s and %s", c, g, gr.id)
+			}
+			seen[c] = gr.id
+		}
+	}
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if seen[c.Name()] == "" && !c.Hidden {
+			t.Errorf("%s is in no group and not hidden", c.Name())
+		}
+	}
+	out.Reset()
+	root = newRoot()
+	root.SetOut(&out)
+	root.SetArgs([]string{"--version"})
+	if err := root.Execute(); err != nil || !strings.HasPrefix(out.String(), "redis-variants ") || !strings.Contains(out.String(), "go1.") {
+		t.Errorf("--version: %q, %v", out.String(), err)
 	}
 }
