@@ -85,7 +85,7 @@ func TestDocCommands(t *testing.T) {
 		name := filepath.Base(f)
 		for _, args := range docCommands(string(data)) {
 			n++
-			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h" || args[0] == "--version") { // the root's own flags
 				continue
 			}
 			checkArgs(t, name, args)
