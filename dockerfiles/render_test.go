@@ -388,7 +388,7 @@ func TestArgDefaults(t *testing.T) {
 // the renderer would).
 func TestPlanAcceptedRenders(t *testing.T) {
 	files, _ := filepath.Glob("../variants/testdata/golden/ok-*.yaml")
-	files = append(files, "../variants.yaml", "../variants-redis8.yaml")
+	files = append(files, "../variants.yaml", "../examples/variants-redis8.yaml")
 	n := 0
 	for _, f := range files {
 		plan, err := variants.Load(f)

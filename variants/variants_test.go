@@ -547,7 +547,9 @@ func TestMultiDocument(t *testing.T) {
 // `make fuzz` runs it (testdata/fuzz/FuzzParse keeps what it found).
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/golden/*.yaml")
-	examples, _ := filepath.Glob("../variants*.yaml")
+	examples, _ := filepath.Glob("../variants.yaml")
+	more, _ := filepath.Glob("../examples/variants-*.yaml")
+	examples = append(examples, more...)
 	seeds = append(append(seeds, examples...), "testdata/tiny.yaml")
 	for _, s := range seeds {
 		data, err := os.ReadFile(s)
@@ -613,9 +615,9 @@ func FuzzParse(f *testing.F) {
 // Every example file beside the default one loads, and the Redis 8 one
 // builds 8.0.2 on the bases the official image and Debian 13 use.
 func TestExampleFiles(t *testing.T) {
-	files, err := filepath.Glob("../variants-*.yaml")
+	files, err := filepath.Glob("../examples/variants-*.yaml")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no example files beside variants.yaml: %v", err)
+		t.Fatalf("no example files in examples/: %v", err)
 	}
 	for _, f := range files {
 		p, err := Load(f)

@@ -57,11 +57,11 @@ func TestPlanJSON(t *testing.T) {
 		t.Errorf("plan = %+v", p)
 	}
 	// The PGO file's training defaults come from its quick profile.
-	if p := planJSON(t, "../../variants-pgo.yaml"); len(p.Variants) != 5 || p.Variants[1].PGO == nil || p.Variants[4].BOLT == nil || len(p.Variants[1].PGO.Train.Tests) == 0 {
+	if p := planJSON(t, "../../examples/variants-pgo.yaml"); len(p.Variants) != 5 || p.Variants[1].PGO == nil || p.Variants[4].BOLT == nil || len(p.Variants[1].PGO.Train.Tests) == 0 {
 		t.Errorf("plan = %+v", p)
 	}
 	// The layout file: 3 specs of 4 draws each, draws after their spec.
-	if p := planJSON(t, "../../variants-layout.yaml"); len(p.Variants) != 12 || p.Variants[1].DrawOf != p.Variants[0].Name || p.Variants[3].Layout != 4 || p.Variants[11].DrawOf != "zig-o3-native" {
+	if p := planJSON(t, "../../examples/variants-layout.yaml"); len(p.Variants) != 12 || p.Variants[1].DrawOf != p.Variants[0].Name || p.Variants[3].Layout != 4 || p.Variants[11].DrawOf != "zig-o3-native" {
 		t.Errorf("plan = %+v", p)
 	}
 }
