@@ -58,9 +58,10 @@ lint:
 	@# the tool also runs on arm64 hosts (bench --images there): it must build for them
 	GOARCH=arm64 go build -o /dev/null ./cmd/...
 
-## clean-state: stop the daemons and remove .state (caches, images, registry data)
+## clean-state: stop the daemons set-up started (by their recorded pids; never another's) and remove .state
 clean-state:
-	-pkill -x buildkitd
-	-pkill -x dockerd
-	-pkill -f 'docker-registry serve'
+	@for f in .state/pids/*.pid; do [ -e "$$f" ] || continue; n=$$(basename "$$f" .pid); pid=$$(cat "$$f"); \
+		case $$n in registry) bin=docker-registry ;; *) bin=$$n ;; esac; \
+		if [ "$$(cat /proc/$$pid/comm 2>/dev/null)" = "$$bin" ]; then echo "clean-state: stopping $$n (pid $$pid), which set-up started"; kill "$$pid"; \
+		for i in $$(seq 150); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.2; done; fi; done
 	rm -rf .state

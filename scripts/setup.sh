@@ -165,6 +165,25 @@ bg "building buildkitd" "$LOGS/go-build-buildkit.log" build_buildkit
 bg "building redis-variants" "$LOGS/go-build-tool.log" build_tool
 
 # --- daemons -----------------------------------------------------------------
+# A daemon this set-up starts is recorded in $STATE/pids/<name>.pid; only
+# such a daemon is ever restarted here or stopped by `make clean-state`. One
+# that was already running (the user's, or another checkout's) is used as it
+# is, and set-up says what it would have changed.
+mkdir -p "$STATE/pids"
+started() { echo "$2" >"$STATE/pids/$1.pid"; } # name pid
+ours() {                                       # name binary: the running daemon is the one recorded
+	local pid
+	pid=$(cat "$STATE/pids/$1.pid" 2>/dev/null) || return 1
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]
+}
+stop_ours() { # name binary: stop the recorded daemon, wait up to 30 s
+	local pid
+	ours "$1" "$2" || return 1
+	pid=$(cat "$STATE/pids/$1.pid")
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+	rm -f "$STATE/pids/$1.pid"
+}
 port_owner() { ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\).*/\1/p' | head -1; }
 
 wait_for() { # name seconds logfile command...
@@ -195,9 +214,12 @@ docker_mirrored() { # the running dockerd has the mirror this machine needs
 	[ "$HUB" = 1 ] || curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/info | grep -q "\"http://$REGISTRY/\""
 }
 if docker_up >/dev/null 2>&1 && ! docker_mirrored; then
-	say "restarting dockerd (it has no registry mirror for Docker Hub names)"
-	pkill -x dockerd || true
-	for _ in $(seq 150); do docker_up >/dev/null 2>&1 || break; sleep 0.2; done
+	if stop_ours dockerd dockerd; then
+		say "restarting dockerd, which this set-up started (it has no registry mirror for Docker Hub names)"
+		for _ in $(seq 150); do docker_up >/dev/null 2>&1 || break; sleep 0.2; done
+	else
+		say "using the running dockerd, which this set-up did not start, as it is: it has no registry mirror for Docker Hub names, so images the references pull by Docker Hub name are rebuilt from their recipes (add --registry-mirror http://$REGISTRY to it to pull them through the local registry)"
+	fi
 fi
 if docker_up >/dev/null 2>&1; then
 	say "dockerd answers"
@@ -208,6 +230,7 @@ else
 	PID=$(setsid dockerd --data-root "$STATE/docker" --host "unix://$DOCKER_SOCK" \
 		--insecure-registry "$REGISTRY" "${MIRROR_FLAGS[@]}" --pidfile /var/run/docker.pid \
 		>"$LOGS/dockerd.log" 2>&1 </dev/null 9>&- & echo $!)
+	started dockerd "$PID"
 	wait_for dockerd 60 "$LOGS/dockerd.log" docker_up
 	PID=
 fi
@@ -230,6 +253,7 @@ storage:
 http: {addr: $REGISTRY}
 EOF
 	PID=$(setsid docker-registry serve "$STATE/registry/config.yml" >"$LOGS/registry.log" 2>&1 </dev/null 9>&- & echo $!)
+	started registry "$PID"
 	wait_for registry 30 "$LOGS/registry.log" registry_up
 	PID=
 fi
@@ -303,18 +327,22 @@ mv "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml"
 
 join "building buildkitd"
 buildkit_up() { "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers; }
-if buildkit_up >/dev/null 2>&1 && [ "$cfg_changed" = 0 ]; then
-	say "buildkitd answers"
+if buildkit_up >/dev/null 2>&1 && { [ "$cfg_changed" = 0 ] || ! ours buildkitd buildkitd; }; then
+	if [ "$cfg_changed" = 1 ]; then
+		say "using the running buildkitd, which this set-up did not start, as it is (this set-up's configuration, $STATE/buildkit/buildkitd.toml, is not applied to it)"
+	else
+		say "buildkitd answers"
+	fi
 else
-	if [ "$cfg_changed" = 1 ] && pkill -x buildkitd; then
-		say "restarting buildkitd (configuration changed)"
-		sleep 1
+	if [ "$cfg_changed" = 1 ] && stop_ours buildkitd buildkitd; then
+		say "restarted buildkitd, which this set-up started (configuration changed)"
 	fi
 	say "starting buildkitd $BK_VERSION (root $STATE/buildkit/root, log $LOGS/buildkitd.log)"
 	mkdir -p "$(dirname "$BUILDKIT_SOCK")"
 	rm -f "$BUILDKIT_SOCK"
 	PID=$(setsid "$BIN/buildkitd" --config "$STATE/buildkit/buildkitd.toml" \
 		>"$LOGS/buildkitd.log" 2>&1 </dev/null 9>&- & echo $!)
+	started buildkitd "$PID"
 	wait_for buildkitd 60 "$LOGS/buildkitd.log" buildkit_up
 	PID=
 fi
