@@ -293,6 +293,23 @@ func TestAxisEffects(t *testing.T) {
 	if len(r.Axes) != 8 {
 		t.Errorf("custom axes: %d effects, want 8", len(r.Axes))
 	}
+
+	// One trial a cell (the quick profile's): a runtime 20% slower has
+	// no interval, overall or per benchmark, and no verdict: "not
+	// tested", never "slower" on an interval of zero width.
+	ts = nil
+	for _, img := range []string{"stock", "a"} {
+		for _, test := range tests3 {
+			ts = append(ts, synth(r0, img, img == "stock", "host", test, 1, 1e5, 0.03, 1)...)
+			ts = append(ts, synth(r0, img, img == "stock", "bridge", test, 1, 0.8e5, 0.03, 1)...)
+		}
+	}
+	r = Rank(ts, nil, DefaultThresholds())
+	for _, a := range r.Axes {
+		if a.Verdict != NotTested || !math.IsNaN(a.Lo) && a.Test == "" {
+			t.Errorf("one trial a cell: %s %s %q: %.3f [%.3f, %.3f] %s, want not tested", a.Axis, a.Image, a.Test, a.Ratio, a.Lo, a.Hi, a.Verdict)
+		}
+	}
 }
 
 // BenchmarkRank ranks a realistic run: 10 images (2 references) × 4

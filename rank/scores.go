@@ -246,11 +246,13 @@ func (d *dataset) axisEffects(boot map[Cell][]float64) []AxisEffect {
 			var strata []stratum
 			var logs []float64
 			var bo, bb [][]float64
+			few := false // a cell with fewer trials than a bootstrap interval needs
 			for _, b := range d.benches {
 				co, cb := d.get(im, ax.Other, b), d.get(im, ax.Base, b)
 				if co == nil || cb == nil {
 					continue
 				}
+				few = few || min(len(co.ops), len(cb.ops)) < minBootTrials
 				ratio, lo, hi, achieved, mw := compare(co, cb, conf)
 				out = append(out, AxisEffect{Axis: ax.Name, Base: ax.Base, Other: ax.Other, Image: im,
 					Test: b.Test, Pipeline: b.Pipeline, Ratio: ratio, Lo: lo, Hi: hi, Confidence: achieved, P: mw.P,
@@ -272,8 +274,14 @@ func (d *dataset) axisEffects(boot map[Cell][]float64) []AxisEffect {
 				dist[i] = math.Exp(s / float64(len(bo)))
 			}
 			lo, hi := percentileInterval(dist, conf)
+			if few {
+				// as for the scores: the bootstrap of so few trials is
+				// too narrow (one trial a cell: an interval of zero
+				// width), so the effect is not tested, never a verdict
+				lo, hi = math.NaN(), math.NaN()
+			}
 			out = append(out, AxisEffect{Axis: ax.Name, Base: ax.Base, Other: ax.Other, Image: im,
-				Ratio: math.Exp(mean(logs)), Lo: lo, Hi: hi, Confidence: conf, P: vanElteren(strata)})
+				Ratio: math.Exp(mean(logs)), Lo: lo, Hi: hi, Confidence: conf, P: vanElteren(strata), Short: few})
 		}
 	}
 	holmVerdicts(out, func(x *AxisEffect) (float64, bool, float64, float64, *float64, *string) {
