@@ -60,8 +60,5 @@ lint:
 
 ## clean-state: stop the daemons set-up started (by their recorded pids; never another's) and remove .state
 clean-state:
-	@for f in .state/pids/*.pid; do [ -e "$$f" ] || continue; n=$$(basename "$$f" .pid); pid=$$(cat "$$f"); \
-		case $$n in registry) bin=docker-registry ;; *) bin=$$n ;; esac; \
-		if [ "$$(cat /proc/$$pid/comm 2>/dev/null)" = "$$bin" ]; then echo "clean-state: stopping $$n (pid $$pid), which set-up started"; kill "$$pid"; \
-		for i in $$(seq 150); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.2; done; fi; done
+	@bash scripts/daemons.sh stop-all "$$(pwd)/.state"
 	rm -rf .state

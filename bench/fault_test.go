@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -52,15 +53,55 @@ func dockerdDown(t *testing.T) {
 	}
 }
 
-// startDockerd starts the Docker Engine again the way every machine of
-// this project gets it: the set-up script (which starts what is not
-// running and leaves the rest).
-func startDockerd(t *testing.T) {
+// runningDockerd is the running dockerd's command line, read before the
+// test stops it so that the same daemon (its data root, socket and
+// registry mirror) is started again, whoever started it.
+func runningDockerd(t *testing.T) (pid string, argv []string) {
 	t.Helper()
-	cmd := exec.Command("bash", "scripts/setup.sh")
-	cmd.Dir = enginetest.RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restarting dockerd with scripts/setup.sh: %v\n%s", err, out)
+	out, err := exec.Command("pgrep", "-x", "-o", "dockerd").Output()
+	if err != nil {
+		t.Fatalf("no dockerd running (make setup starts one): %v", err)
+	}
+	pid = strings.TrimSpace(string(out))
+	b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid, strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// startDockerd starts the Docker Engine again with the command line it
+// ran with (its output to the set-up's log folder), waits until it
+// answers, and where this checkout's set-up had recorded the old daemon
+// (.state/pids/dockerd.pid) records the new one, so that make clean-state
+// still stops it.
+func startDockerd(t *testing.T, oldPid string, argv []string) {
+	t.Helper()
+	root := enginetest.RepoRoot(t)
+	logs := filepath.Join(root, ".state", "logs")
+	os.MkdirAll(logs, 0o755)
+	log, err := os.OpenFile(filepath.Join(logs, "dockerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting dockerd again (%s): %v", strings.Join(argv, " "), err)
+	}
+	go cmd.Wait() // reaped if it exits while the test runs; it outlives the test otherwise
+	rec := filepath.Join(root, ".state", "pids", "dockerd.pid")
+	if b, err := os.ReadFile(rec); err == nil && strings.TrimSpace(string(b)) == oldPid {
+		os.WriteFile(rec, []byte(fmt.Sprintf("%d\n", cmd.Process.Pid)), 0o644)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for exec.Command("curl", "-sf", "--unix-socket", "/var/run/docker.sock", "http://localhost/_ping").Run() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("dockerd started again (%s) did not answer within 60 s", strings.Join(argv, " "))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -82,12 +123,13 @@ func TestDockerdRestartedMidBench(t *testing.T) {
 	g := &stopDockerdDuring{stopped: make(chan struct{})}
 	g.n.Store(4) // the 4th of 8 trials
 	o.Generator = g
+	pid, argv := runningDockerd(t)
 	t.Cleanup(func() {
 		// whatever happened, leave the machine with its Engine running
 		<-g.stopped
 		if exec.Command("curl", "-sf", "--unix-socket", "/var/run/docker.sock", "http://localhost/_ping").Run() != nil {
 			dockerdDown(t)
-			startDockerd(t)
+			startDockerd(t, pid, argv)
 		}
 	})
 	sum, err := bench.Run(context.Background(), o)
@@ -109,7 +151,7 @@ func TestDockerdRestartedMidBench(t *testing.T) {
 		t.Fatalf("%d trials on disk (%v, left out %v), want the %d finished", len(trials), lerr, skipped, done)
 	}
 	dockerdDown(t)
-	startDockerd(t)
+	startDockerd(t, pid, argv)
 
 	eng, err := engine.New(context.Background())
 	if err != nil {

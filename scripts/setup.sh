@@ -169,21 +169,8 @@ bg "building redis-variants" "$LOGS/go-build-tool.log" build_tool
 # such a daemon is ever restarted here or stopped by `make clean-state`. One
 # that was already running (the user's, or another checkout's) is used as it
 # is, and set-up says what it would have changed.
-mkdir -p "$STATE/pids"
-started() { echo "$2" >"$STATE/pids/$1.pid"; } # name pid
-ours() {                                       # name binary: the running daemon is the one recorded
-	local pid
-	pid=$(cat "$STATE/pids/$1.pid" 2>/dev/null) || return 1
-	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]
-}
-stop_ours() { # name binary: stop the recorded daemon, wait up to 30 s
-	local pid
-	ours "$1" "$2" || return 1
-	pid=$(cat "$STATE/pids/$1.pid")
-	kill "$pid" 2>/dev/null || true
-	for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-	rm -f "$STATE/pids/$1.pid"
-}
+# shellcheck source=daemons.sh
+source "$ROOT/scripts/daemons.sh"
 port_owner() { ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\).*/\1/p' | head -1; }
 
 wait_for() { # name seconds logfile command...
@@ -214,7 +201,7 @@ docker_mirrored() { # the running dockerd has the mirror this machine needs
 	[ "$HUB" = 1 ] || curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/info | grep -q "\"http://$REGISTRY/\""
 }
 if docker_up >/dev/null 2>&1 && ! docker_mirrored; then
-	if stop_ours dockerd dockerd; then
+	if stop_ours dockerd; then
 		say "restarting dockerd, which this set-up started (it has no registry mirror for Docker Hub names)"
 		for _ in $(seq 150); do docker_up >/dev/null 2>&1 || break; sleep 0.2; done
 	else
@@ -327,14 +314,14 @@ mv "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml"
 
 join "building buildkitd"
 buildkit_up() { "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers; }
-if buildkit_up >/dev/null 2>&1 && { [ "$cfg_changed" = 0 ] || ! ours buildkitd buildkitd; }; then
+if buildkit_up >/dev/null 2>&1 && { [ "$cfg_changed" = 0 ] || ! ours buildkitd; }; then
 	if [ "$cfg_changed" = 1 ]; then
 		say "using the running buildkitd, which this set-up did not start, as it is (this set-up's configuration, $STATE/buildkit/buildkitd.toml, is not applied to it)"
 	else
 		say "buildkitd answers"
 	fi
 else
-	if [ "$cfg_changed" = 1 ] && stop_ours buildkitd buildkitd; then
+	if [ "$cfg_changed" = 1 ] && stop_ours buildkitd; then
 		say "restarted buildkitd, which this set-up started (configuration changed)"
 	fi
 	say "starting buildkitd $BK_VERSION (root $STATE/buildkit/root, log $LOGS/buildkitd.log)"
