@@ -47,7 +47,7 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 	if o.Sign != "" {
 		// a key that cannot be read fails now, not after the bench
 		if o.Push == "" {
-			return fmt.Errorf("--sign signs what --push publishes: give --push too")
+			return fmt.Errorf("--sign signs what --to publishes: give --to too")
 		}
 		if _, err := publish.LoadSigner(o.Sign); err != nil {
 			return err

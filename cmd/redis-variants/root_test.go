@@ -78,3 +78,37 @@ func TestHelpGroupsAndVersion(t *testing.T) {
 		t.Errorf("--version: %q, %v", out.String(), err)
 	}
 }
+
+// TestDeprecatedSpellings: the old flag spellings still set what the new
+// ones set, say once which to use instead, and are left out of --help.
+func TestDeprecatedSpellings(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		now, want string
+	}{
+		{[]string{"run", "--push", "reg.example:5000"}, "to", "reg.example:5000"},
+		{[]string{"run", "--verify-profile", "full"}, "suite", "full"},
+		{[]string{"experiments", "run", "--push", "reg.example:5000"}, "to", "reg.example:5000"},
+		{[]string{"verify", "--profile", "full"}, "suite", "full"},
+	} {
+		root := newRoot()
+		var stderr, stdout bytes.Buffer
+		root.SetErr(&stderr)
+		root.SetOut(&stdout)
+		root.SetArgs(append(c.args, "--help")) // parses the flags, runs nothing
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		cmd, _, _ := root.Find(c.args)
+		old := c.args[len(c.args)-2]
+		if got := cmd.Flags().Lookup(c.now).Value.String(); got != c.want {
+			t.Errorf("%v: --%s is %q, want %q", c.args, c.now, got, c.want)
+		}
+		if n := strings.Count(stderr.String()+stdout.String(), "has been deprecated, use --"+c.now); n != 1 {
+			t.Errorf("%v: the deprecation said %d times: %q", c.args, n, stderr.String())
+		}
+		if strings.Contains(stdout.String(), "  "+old+" ") {
+			t.Errorf("%v: --help lists %s", c.args, old)
+		}
+	}
+}

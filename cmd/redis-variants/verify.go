@@ -27,7 +27,9 @@ and the checks' version are unchanged; --again verifies anyway.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return pipeline.Verify(cmd.Context(), config(cmd, g), *o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Profile, "profile", verify.ProfileQuick, "test profile: quick (a few minutes per variant) or full (everything, for releases)")
+	f.StringVar(&o.Profile, "suite", verify.ProfileQuick, "test-suite profile: quick (a few minutes per variant) or full (everything, for releases)")
+	f.StringVar(&o.Profile, "profile", verify.ProfileQuick, "test-suite profile")
+	f.MarkDeprecated("profile", "use --suite (--profile names a benchmark profile everywhere else)")
 	f.StringSliceVar(&o.Only, "only", nil, "verify only these variants or references (names or globs)")
 	f.StringSliceVar(&o.Units, "units", nil, "run only these test units in the build (overrides the profile's list)")
 	f.BoolVar(&o.NoExternal, "no-external", false, "skip the suite run against the running image")
