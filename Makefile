@@ -3,11 +3,15 @@ SHELL := /bin/bash
 BIN := .state/bin/redis-variants
 GO_PKGS := ./...
 
-.PHONY: setup build run test unit fuzz lint clean-state
+.PHONY: setup setup-check build run test unit fuzz lint clean-state
 
 ## setup: install and start every real part (dockerd, buildkitd, registry), seed base images and sources
 setup:
 	bash scripts/setup.sh
+
+## setup-check: say what set-up would install, start and register here, and change nothing (exit 1 when it would change something)
+setup-check:
+	@RV_SETUP_CHECK=1 bash scripts/setup.sh
 
 # redis-loadgen next to the binary: static (no cgo), so a PGO build's
 # training can run it inside any build container.

@@ -36,6 +36,45 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 
+# Debian packages set-up installs when they are missing.
+PKGS=(docker.io runc containerd iptables debootstrap docker-registry redis-server redis-tools
+	tcl procps util-linux iproute2 curl ca-certificates xz-utils chromium binutils
+	gcc libc6-dev # gcc: the SBOM and gate tests compile their ELF and LD_PRELOAD fixtures
+	qemu-user-static) # arm64 variants: their binaries run under emulation in the build, verify and the arm64 base's set-up
+
+# RV_SETUP_CHECK=1 (make setup-check): say what set-up would install, start
+# and register on this host, and change nothing; exit 0 when it would
+# change nothing, 1 when it would.
+if [ "${RV_SETUP_CHECK:-}" = 1 ]; then
+	todo=0
+	would() { say "would $*"; todo=1; }
+	missing=()
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then would "install Debian packages (apt-get, as root): ${missing[*]}"; else say "Debian packages: all installed"; fi
+	if curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1; then
+		say "dockerd answers at $DOCKER_SOCK: used as it is"
+	else
+		would "start dockerd (data $STATE/docker, socket $DOCKER_SOCK, the local registry as its Docker Hub mirror)"
+	fi
+	if curl -sf "http://$REGISTRY/v2/" >/dev/null 2>&1; then
+		say "a registry answers at $REGISTRY: used as it is"
+	else
+		would "start a Distribution registry at $REGISTRY (data $STATE/registry)"
+	fi
+	if [ -S "$BUILDKIT_SOCK" ] && { ! [ -x "$BIN/buildctl" ] || "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers >/dev/null 2>&1; }; then
+		say "buildkitd answers at $BUILDKIT_SOCK: used as it is"
+	else
+		would "build buildkitd from the Go module proxy into $BIN and start it (root $STATE/buildkit/root, socket $BUILDKIT_SOCK)"
+	fi
+	if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+		would "mount binfmt_misc and register qemu-aarch64 (arm64 builds)"
+	fi
+	say "state and logs go to $STATE; base images, the official image and sources are seeded there and in the registry when missing"
+	exit "$todo"
+fi
+
 mkdir -p "$STATE" "$LOGS" "$BIN" "$STATE/locks"
 
 # One set-up at a time.
@@ -55,10 +94,6 @@ fi
 [ "$(id -u)" = 0 ] || die "set-up must run as root (it starts dockerd and buildkitd)"
 
 # --- Debian packages -------------------------------------------------------
-PKGS=(docker.io runc containerd iptables debootstrap docker-registry redis-server redis-tools
-	tcl procps util-linux iproute2 curl ca-certificates xz-utils chromium binutils
-	gcc libc6-dev # gcc: the SBOM and gate tests compile their ELF and LD_PRELOAD fixtures
-	qemu-user-static) # arm64 variants: their binaries run under emulation in the build, verify and the arm64 base's set-up
 if [ "${RV_SKIP_APT:-}" != 1 ]; then
 	missing=()
 	for p in "${PKGS[@]}"; do

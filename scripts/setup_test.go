@@ -2,6 +2,7 @@
 package scripts
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,5 +101,21 @@ func TestDaemonRecords(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(state, "pids", "*")); len(left) != 0 {
 		t.Errorf("records left after stop-all: %v", left)
+	}
+}
+
+// TestSetupCheckChangesNothing: RV_SETUP_CHECK=1 (make setup-check) says
+// what set-up would start (here a registry at an address nobody serves),
+// exits 1 because it would change something, and writes nothing: not
+// even its state folder.
+func TestSetupCheckChangesNothing(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	out, err := setup(t, state, "RV_SETUP_CHECK=1", "RV_REGISTRY=127.0.0.1:9")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out, "would start a Distribution registry at 127.0.0.1:9") {
+		t.Fatalf("err=%v out=%s", err, out)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("the check wrote its state folder %s: %v", state, err)
 	}
 }
