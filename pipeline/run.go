@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/redis-variants/redis-variants/progress"
 	"github.com/redis-variants/redis-variants/publish"
 	"github.com/redis-variants/redis-variants/results"
+	"github.com/redis-variants/redis-variants/variants"
 )
 
 // RunOptions are the flags of `redis-variants run`: the stages' own flags
@@ -52,6 +54,15 @@ func Run(ctx context.Context, c Config, o RunOptions) error {
 		if _, err := publish.LoadSigner(o.Sign); err != nil {
 			return err
 		}
+	}
+	if len(o.Only) > 0 {
+		// every variant is measured against the references: --only
+		// picks variants, and the references come along
+		plan, err := variants.Load(c.File)
+		if err != nil {
+			return err
+		}
+		o.Only = withReferences(o.Only, plan)
 	}
 	if c.RunDir == "" {
 		c.RunDir = filepath.Join(c.Runs, results.NewRunID(time.Now()))
@@ -175,4 +186,16 @@ func writeMachine(dir string) error {
 		return err
 	}
 	return run.WriteMachine(in)
+}
+
+// withReferences is only with every reference of plan added: a run of
+// some variants still measures them against the references.
+func withReferences(only []string, plan *variants.Plan) []string {
+	out := append([]string(nil), only...)
+	for _, r := range plan.References {
+		if !slices.Contains(out, r.Name) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }

@@ -21,7 +21,7 @@ others; the exit status is non-zero when any stage failed.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return pipeline.Run(cmd.Context(), config(cmd, g), *o) },
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.Only, "only", nil, "only these variants or references (names or globs)")
+	f.StringSliceVar(&o.Only, "only", nil, "only these variants (names or globs); the references always come along, as every variant is measured against them")
 	f.IntVar(&o.Jobs, "jobs", 1, "variants built at once")
 	f.StringVar(&o.CacheTo, "cache-to", "", "write each build's BuildKit cache (mode max) to this registry repository")
 	f.StringArrayVar(&o.CacheFrom, "cache-from", nil, "read BuildKit's cache from this registry repository (repeatable)")
