@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,7 +109,12 @@ func startBuildkitd(t *testing.T, root string) buildkitd {
 	t.Cleanup(func() {
 		stop()
 		log.Close()
-		os.RemoveAll(dir)
+		// a killed buildkitd leaves its snapshots' overlay mounts
+		// behind: detach them, deepest first, before removing its root
+		unmountUnder(t, dir)
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("removing the second buildkitd's folder: %v", err)
+		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -194,5 +201,29 @@ func TestPoolTwoBuildkitds(t *testing.T) {
 	}
 	if retried != 1 {
 		t.Errorf("%d builds retried, want exactly the one that drew the dead builder's slot: %s", retried, fmt.Sprint(res))
+	}
+}
+
+// unmountUnder detaches every mount below dir (from /proc/self/mountinfo),
+// the deepest first.
+func unmountUnder(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Errorf("reading the mounts: %v", err)
+		return
+	}
+	var under []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			under = append(under, f[4])
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(under)))
+	for _, m := range under {
+		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmounting %s: %v", m, err)
+		}
 	}
 }
