@@ -247,10 +247,7 @@ func (r round) slots(s *session, next map[rank.PairKey]int) []pairSlot {
 // its image on the side the pair has had fewer complete replicates on
 // (a, b: unswapped, swapped).
 func (s *session) newSlots(k rank.PairKey, n, a, b int, next map[rank.PairKey]int) []pairSlot {
-	imageRef := true
-	if im, ok := s.byName[k.Image]; ok && k.Image != s.primary {
-		imageRef = im.Reference
-	}
+	imageRef, _ := s.imageSide(k)
 	out := make([]pairSlot, 0, n)
 	for i := 0; i < n; i++ {
 		sw := b < a
@@ -263,6 +260,17 @@ func (s *session) newSlots(k rank.PairKey, n, a, b int, next map[rank.PairKey]in
 		next[k]++
 	}
 	return out
+}
+
+// imageSide is what a new replicate of k needs of its image side: whether
+// it is a reference (a fixed binary) and how many layout draws it has (1
+// for one binary, the A/A control's included).
+func (s *session) imageSide(k rank.PairKey) (imageRef bool, draws int) {
+	im, ok := s.byName[k.Image]
+	if !ok || k.Image == s.primary {
+		return true, 1
+	}
+	return im.Reference, 1 + len(im.Draws)
 }
 
 // extendedPairs is every pair of the primary family and every control,

@@ -55,10 +55,8 @@ const (
 // measures draws the ones before did not, and the draw-level interval
 // narrows with the draws' own spread. Its stand-ins (at most R) follow.
 func (s *session) lookBase(k rank.PairKey, m int) (first, standIns int) {
-	r, l := s.o.Profile.Replicates, 1
-	if im, ok := s.byName[k.Image]; ok && k.Image != s.primary {
-		l += len(im.Draws)
-	}
+	r := s.o.Profile.Replicates
+	_, l := s.imageSide(k)
 	b := s.extendBase(k) + (m-2)*(2*r+l)
 	want := (m - 1) * r % l
 	return b + ((want-b%l)%l+l)%l, b + r + l
@@ -199,12 +197,7 @@ func (s *session) lookSlots(keys []rank.PairKey, m int) []pairSlot {
 	r := s.o.Profile.Replicates
 	var out []pairSlot
 	for _, k := range keys {
-		imageRef := true
-		im, ok := s.byName[k.Image]
-		if ok && k.Image != s.primary {
-			imageRef = im.Reference
-		}
-		draws := 1 + len(im.Draws)
+		imageRef, draws := s.imageSide(k)
 		a, b := map[int]int{}, map[int]int{} // per draw (rep mod draws): unswapped, swapped
 		for _, rep := range s.repByRel {
 			if rep.PairKey != k || rep.Failed != "" || rep.Look >= m {

@@ -42,28 +42,36 @@ PKGS=(docker.io runc containerd iptables debootstrap docker-registry redis-serve
 	gcc libc6-dev # gcc: the SBOM and gate tests compile their ELF and LD_PRELOAD fixtures
 	qemu-user-static) # arm64 variants: their binaries run under emulation in the build, verify and the arm64 base's set-up
 
+# What is missing or not answering; set-up and its check ask alike.
+missing_packages() {
+	local p
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+	done
+}
+docker_up() { curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/_ping; }
+registry_up() { curl -sf "http://$REGISTRY/v2/"; }
+buildkit_up() { "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers; }
+
 # RV_SETUP_CHECK=1 (make setup-check): say what set-up would install, start
 # and register on this host, and change nothing; exit 0 when it would
 # change nothing, 1 when it would.
 if [ "${RV_SETUP_CHECK:-}" = 1 ]; then
 	todo=0
 	would() { say "would $*"; todo=1; }
-	missing=()
-	for p in "${PKGS[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
+	mapfile -t missing < <(missing_packages)
 	if [ ${#missing[@]} -gt 0 ]; then would "install Debian packages (apt-get, as root): ${missing[*]}"; else say "Debian packages: all installed"; fi
-	if curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1; then
+	if docker_up >/dev/null 2>&1; then
 		say "dockerd answers at $DOCKER_SOCK: used as it is"
 	else
 		would "start dockerd (data $STATE/docker, socket $DOCKER_SOCK, the local registry as its Docker Hub mirror)"
 	fi
-	if curl -sf "http://$REGISTRY/v2/" >/dev/null 2>&1; then
+	if registry_up >/dev/null 2>&1; then
 		say "a registry answers at $REGISTRY: used as it is"
 	else
 		would "start a Distribution registry at $REGISTRY (data $STATE/registry)"
 	fi
-	if [ -S "$BUILDKIT_SOCK" ] && { ! [ -x "$BIN/buildctl" ] || "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers >/dev/null 2>&1; }; then
+	if [ -S "$BUILDKIT_SOCK" ] && { ! [ -x "$BIN/buildctl" ] || buildkit_up >/dev/null 2>&1; }; then
 		say "buildkitd answers at $BUILDKIT_SOCK: used as it is"
 	else
 		would "build buildkitd from the Go module proxy into $BIN and start it (root $STATE/buildkit/root, socket $BUILDKIT_SOCK)"
@@ -95,10 +103,7 @@ fi
 
 # --- Debian packages -------------------------------------------------------
 if [ "${RV_SKIP_APT:-}" != 1 ]; then
-	missing=()
-	for p in "${PKGS[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
+	mapfile -t missing < <(missing_packages)
 	if [ ${#missing[@]} -gt 0 ]; then
 		say "installing Debian packages: ${missing[*]}"
 		export DEBIAN_FRONTEND=noninteractive
@@ -231,7 +236,6 @@ if curl -s -m 5 -o /dev/null https://registry-1.docker.io/v2/; then HUB=1; fi
 MIRROR_FLAGS=()
 [ "$HUB" = 1 ] || MIRROR_FLAGS=(--registry-mirror "http://$REGISTRY")
 
-docker_up() { curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/_ping; }
 docker_mirrored() { # the running dockerd has the mirror this machine needs
 	[ "$HUB" = 1 ] || curl -sf --unix-socket "$DOCKER_SOCK" http://localhost/info | grep -q "\"http://$REGISTRY/\""
 }
@@ -257,7 +261,6 @@ else
 	PID=
 fi
 
-registry_up() { curl -sf "http://$REGISTRY/v2/"; }
 if registry_up >/dev/null 2>&1; then
 	say "registry answers at $REGISTRY"
 else
@@ -348,7 +351,6 @@ cmp -s "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml" && 
 mv "$STATE/buildkit/buildkitd.toml.new" "$STATE/buildkit/buildkitd.toml"
 
 join "building buildkitd"
-buildkit_up() { "$BIN/buildctl" --addr "unix://$BUILDKIT_SOCK" debug workers; }
 if buildkit_up >/dev/null 2>&1 && { [ "$cfg_changed" = 0 ] || ! ours buildkitd; }; then
 	if [ "$cfg_changed" = 1 ]; then
 		say "using the running buildkitd, which this set-up did not start, as it is (this set-up's configuration, $STATE/buildkit/buildkitd.toml, is not applied to it)"
